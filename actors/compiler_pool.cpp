@@ -1,0 +1,45 @@
+#include "actors/compiler_pool.hpp"
+
+#include "actors/supervised_pool.hpp"
+
+namespace leap::actors {
+
+msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
+                                             std::shared_ptr<env::compiler> comp,
+                                             std::shared_ptr<const task_catalog> tasks) {
+  using runner_t = job_runner<msg::compile_request, msg::compile_reply>;
+  auto runner = std::make_shared<runner_t>();
+  runner->start = [comp, tasks](const msg::compile_request& req,
+                                runner_t::done_fn done) -> runner_t::cancel_fn {
+    auto t = tasks->find(req.task);
+    if (t == tasks->end()) {
+      done({}, "unknown task '" + req.task + "'");
+      return {};
+    }
+    env::build_request br{req.source, req.backend, req.reference};
+    auto id = req.id;
+    auto h = comp->start(t->second, br, [done, id](env::build_result r) {
+      msg::compile_reply rep;
+      rep.id = id;
+      rep.status = env::to_string(r.st);
+      rep.executable = r.executable;
+      rep.diagnostics = r.diagnostics;
+      rep.stage = r.stage;
+      rep.seconds = r.seconds;
+      rep.cached = r.cached;
+      rep.key = r.key;
+      done(std::move(rep), "");
+    });
+    return [comp, h] { comp->cancel(h); };
+  };
+  runner->count = [](const msg::compile_reply& r, msg::pool_stats& s) {
+    if (r.cached)
+      ++s.cache_hits;
+    if (r.status == "emulation_unsupported")
+      ++s.emulation_unsupported;
+  };
+  return sys.spawn(supervised_pool<msg::compile_atom, msg::compile_request, msg::compile_reply>,
+                   std::string("compiler_pool"), workers, runner);
+}
+
+} // namespace leap::actors

@@ -1,0 +1,25 @@
+// The compiler pool actor: compiles candidates and references (env::compiler) with bounded
+// concurrency (one job per worker), supervised. Spawned once by runtime/boot; any actor may
+// send it compile requests through msg::compiler_pool_actor.
+#pragma once
+
+#include "env/compiler.hpp"
+#include "messages/interfaces.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace caf {
+class actor_system;
+}
+
+namespace leap::actors {
+
+using task_catalog = std::map<std::string, env::task_spec>;
+
+msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
+                                             std::shared_ptr<env::compiler> comp,
+                                             std::shared_ptr<const task_catalog> tasks);
+
+} // namespace leap::actors

@@ -1,0 +1,33 @@
+// Comparison of a candidate's raw outputs with the reference's, inside leap's own process (the
+// candidate never sees reference outputs and cannot fake the comparison). Pure, thread-safe.
+#pragma once
+
+#include "env/task.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace leap::env {
+
+struct comparison {
+  bool ok = false;
+  std::string error;          // malformed/short output files
+  double max_abs = 0, max_rel = 0;
+  long long first_index = -1; // in the first failing output
+  std::string output;         // its name
+  int size_set = -1, trial = -1;
+  double expected = 0, actual = 0;
+  long long mismatches = 0;   // beyond tolerance, in that output of that trial
+  int trials_compared = 0, trials_passed = 0;
+};
+
+// Both buffers hold, for each size set, each trial, each output argument in signature order,
+// its elements as 32-bit values (float or int). Floats pass when |a - e| <= atol + rtol * |e|
+// (NaN never passes); ints must be equal.
+comparison compare_outputs(const task_spec& task, int trials, std::string_view candidate,
+                           std::string_view reference);
+
+// Expected byte size of such a buffer.
+std::size_t outputs_bytes(const task_spec& task, int trials);
+
+} // namespace leap::env

@@ -1,0 +1,326 @@
+#include "env/compiler.hpp"
+
+#include "common/fs.hpp"
+#include "common/sha256.hpp"
+#include "common/strings.hpp"
+#include "env/cpu_emu/rewriter.hpp"
+#include "env/feedback.hpp"
+#include "env/glue.hpp"
+#include "env/guards.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+namespace fs = std::filesystem;
+
+namespace leap::env {
+
+const char* to_string(build_status s) {
+  switch (s) {
+    case build_status::ok: return "ok";
+    case build_status::compile_error: return "compile_error";
+    case build_status::rejected: return "rejected";
+    case build_status::emulation_unsupported: return "emulation_unsupported";
+    case build_status::timeout: return "timeout";
+    case build_status::cancelled: return "cancelled";
+    case build_status::internal_error: return "internal_error";
+  }
+  return "?";
+}
+
+namespace {
+
+bool parse_build_status(const std::string& s, build_status& out) {
+  for (int i = 0; i <= static_cast<int>(build_status::internal_error); ++i)
+    if (s == to_string(static_cast<build_status>(i))) {
+      out = static_cast<build_status>(i);
+      return true;
+    }
+  return false;
+}
+
+struct step {
+  std::string stage;
+  build_status fail_status;
+  std::vector<std::string> argv;          // a child process, or
+  std::function<std::string()> in_process; // an in-process step returning an error text
+};
+
+} // namespace
+
+struct compiler::job {
+  build_request req;
+  std::string task_name;
+  std::function<void(build_result)> done;
+  std::string key, dir, display_name;
+  std::vector<step> steps;
+  std::size_t next = 0;
+  std::chrono::steady_clock::time_point t0;
+  std::mutex mtx;
+  process_runner::handle current;
+  bool cancelled = false;
+  bool finished = false;
+};
+
+compiler::compiler(toolchain tc, compiler_options opts, process_runner& runner)
+  : tc_(std::move(tc)), opts_(std::move(opts)), runner_(runner) {}
+
+std::string compiler::cache_key(const task_spec& task, const build_request& req) const {
+  std::vector<param> ps;
+  for (auto& a : task.args)
+    ps.push_back(a.p);
+  sha256 h;
+  h.field("leap-build-v1").field(req.backend).field(req.reference ? "ref" : "cand");
+  h.field(req.source).field(render_signature(ps)).field(opts_.arch);
+  h.field(join(opts_.nvcc_flags, " ")).field(join(opts_.emu_flags, " "));
+  h.field(tc_.nvcc_version).field(tc_.host_cxx_version).field(tc_.resources_digest);
+  h.field(join(task.allowed_libraries, ","));
+  return h.hex_digest();
+}
+
+compiler::handle compiler::start(const task_spec& task, build_request req,
+                                 std::function<void(build_result)> done) {
+  auto h = std::make_shared<job>();
+  h->req = std::move(req);
+  h->task_name = task.name;
+  h->done = std::move(done);
+  h->t0 = std::chrono::steady_clock::now();
+  h->key = cache_key(task, h->req);
+  h->display_name = h->req.reference ? "reference.cu" : "solution.cu";
+  auto fail = [&](build_status st, std::string stage, std::string diag) {
+    build_result r;
+    r.st = st;
+    r.stage = std::move(stage);
+    r.diagnostics = std::move(diag);
+    r.key = h->key;
+    finish(h, std::move(r));
+    return h;
+  };
+  if (h->req.backend != "cpu" && h->req.backend != "cuda")
+    return fail(build_status::internal_error, "request", "unknown backend '" + h->req.backend + "'");
+  if (h->req.backend == "cuda" && tc_.harness_cuda_lib.empty())
+    return fail(build_status::internal_error, "request",
+                "the CUDA harness was not built (no CUDA toolkit headers at build time)");
+  // Cache hit: the recorded result, no compile.
+  auto cached_dir = opts_.cache_dir + "/builds/" + h->key;
+  if (auto rec = read_file(cached_dir + "/result.json"); rec) {
+    try {
+      auto j = nlohmann::json::parse(*rec);
+      build_result r;
+      if (parse_build_status(j.at("status").get<std::string>(), r.st)) {
+        r.diagnostics = j.at("diagnostics").get<std::string>();
+        r.stage = j.value("stage", "");
+        r.key = h->key;
+        r.cached = true;
+        r.executable = r.st == build_status::ok ? cached_dir + "/worker" : "";
+        std::error_code ec;
+        if (r.st != build_status::ok || fs::exists(r.executable, ec)) {
+          finish(h, std::move(r));
+          return h;
+        }
+      }
+    } catch (const std::exception&) {
+      // A damaged record is rebuilt below.
+    }
+  }
+  if (!h->req.reference) {
+    auto g = static_check(h->req.source, task.allowed_libraries);
+    if (!g.ok)
+      return fail(build_status::rejected, "guards", g.reason);
+  }
+  auto dir = make_temp_dir(opts_.work_dir, "build-");
+  if (!dir)
+    return fail(build_status::internal_error, "setup", dir.message());
+  h->dir = *dir;
+  auto src_path = h->dir + "/" + h->display_name;
+  auto w1 = write_file_atomic(src_path, h->req.source + signature_check_suffix(task));
+  auto w2 = write_file_atomic(h->dir + "/glue.cpp", make_glue_source(task));
+  if (!w1 || !w2)
+    return fail(build_status::internal_error, "setup", !w1 ? w1.message() : w2.message());
+
+  auto nvcc_step = [&](const std::string& mode, const std::string& out) {
+    step s{"nvcc", build_status::compile_error, {tc_.nvcc, mode, "-arch=" + opts_.arch}, {}};
+    for (auto& f : opts_.nvcc_flags)
+      s.argv.push_back(f);
+    s.argv.insert(s.argv.end(), {"-o", out, h->display_name});
+    return s;
+  };
+  step glue{"glue", build_status::internal_error,
+            {tc_.host_cxx, "-c", "-O2", "-std=c++17", "-o", "glue.o", "glue.cpp"}, {}};
+  if (h->req.backend == "cuda") {
+    h->steps.push_back(nvcc_step("-c", "solution.o"));
+    h->steps.push_back(glue);
+    h->steps.push_back({"link", build_status::compile_error,
+                        {tc_.nvcc, "-arch=" + opts_.arch, "-o", "worker", "solution.o", "glue.o",
+                         tc_.harness_cuda_lib},
+                        {}});
+  } else {
+    // nvcc's front end checks host and device code: the truth for compile_error.
+    h->steps.push_back(nvcc_step("-cubin", "solution.cubin"));
+    std::string display = h->display_name, d = h->dir;
+    h->steps.push_back({"rewrite", build_status::emulation_unsupported, {}, [display, d, src = h->req.source] {
+                          auto rw = leap::emu::rewrite_cuda_source(src, display);
+                          if (!rw.ok)
+                            return "the CPU emulation cannot run this code: " + rw.error;
+                          auto w = write_file_atomic(d + "/solution_emu.cpp", rw.code);
+                          return w ? std::string() : w.message();
+                        }});
+    step gxx{"g++", build_status::emulation_unsupported,
+             {tc_.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection", "-I" + tc_.emu_include_dir}, {}};
+    for (auto& f : opts_.emu_flags)
+      gxx.argv.push_back(f);
+    gxx.argv.insert(gxx.argv.end(), {"-o", "solution_emu.o", "solution_emu.cpp"});
+    h->steps.push_back(gxx);
+    h->steps.push_back(glue);
+    h->steps.push_back({"link", build_status::compile_error,
+                        {tc_.host_cxx, "-o", "worker", "solution_emu.o", "glue.o",
+                         tc_.harness_cpu_lib, tc_.emu_runtime_lib, "-lboost_context", "-pthread"},
+                        {}});
+  }
+  next_step(h);
+  return h;
+}
+
+void compiler::next_step(const handle& h) {
+  std::unique_lock<std::mutex> lk(h->mtx);
+  if (h->cancelled) {
+    lk.unlock();
+    build_result r;
+    r.st = build_status::cancelled;
+    r.key = h->key;
+    finish(h, std::move(r));
+    return;
+  }
+  if (h->next == h->steps.size()) {
+    lk.unlock();
+    // Publish into the cache: a fresh directory renamed into place, so readers never see half.
+    build_result r;
+    r.key = h->key;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+    auto final_dir = opts_.cache_dir + "/builds/" + h->key;
+    auto tmp = make_temp_dir(opts_.cache_dir + "/builds", h->key.substr(0, 16) + ".tmp-");
+    std::error_code ec;
+    if (!tmp) {
+      r.st = build_status::internal_error;
+      r.diagnostics = tmp.message();
+    } else {
+      fs::rename(h->dir + "/worker", *tmp + "/worker", ec);
+      nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""},
+                         {"seconds", r.seconds}};
+      auto w = ec ? result<void>(make_error("cannot move the worker: " + ec.message()))
+                  : write_file_atomic(*tmp + "/result.json", rec.dump());
+      if (!w) {
+        r.st = build_status::internal_error;
+        r.diagnostics = w.message();
+        fs::remove_all(*tmp, ec);
+      } else {
+        fs::rename(*tmp, final_dir, ec);
+        if (ec) // another job published the same key first: use theirs
+          fs::remove_all(*tmp, ec);
+        r.st = build_status::ok;
+        r.executable = final_dir + "/worker";
+      }
+    }
+    finish(h, std::move(r));
+    return;
+  }
+  step& s = h->steps[h->next++];
+  if (s.in_process) {
+    lk.unlock();
+    auto err = s.in_process();
+    if (!err.empty()) {
+      build_result r;
+      r.st = s.fail_status;
+      r.stage = s.stage;
+      r.diagnostics = err;
+      r.key = h->key;
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+      finish(h, std::move(r));
+      return;
+    }
+    next_step(h);
+    return;
+  }
+  process_spec spec;
+  spec.argv = s.argv;
+  spec.cwd = h->dir;
+  spec.timeout_seconds = opts_.timeout_seconds;
+  spec.output_limit = 256 * 1024;
+  auto stage = s.stage;
+  auto fail_status = s.fail_status;
+  h->current = runner_.start(spec, [this, h, stage, fail_status](process_outcome o) {
+    if (o.success()) {
+      next_step(h);
+      return;
+    }
+    build_result r;
+    r.key = h->key;
+    r.stage = stage;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+    if (o.cancelled) {
+      r.st = build_status::cancelled;
+    } else if (o.timed_out) {
+      r.st = build_status::timeout;
+      r.diagnostics = stage + " " + o.describe();
+    } else if (!o.started) {
+      r.st = build_status::internal_error;
+      r.diagnostics = stage + ": " + o.describe();
+    } else {
+      r.st = fail_status;
+      auto text = clean_diagnostics(o.out + o.err, h->dir, opts_.max_diagnostic_lines);
+      if (o.signaled)
+        text = stage + " " + o.describe() + (text.empty() ? "" : "\n" + text);
+      if (fail_status == build_status::emulation_unsupported)
+        text = "nvcc accepted the code but the CPU emulation could not build it (" + stage
+               + "):\n" + text;
+      r.diagnostics = text;
+    }
+    finish(h, std::move(r));
+  });
+}
+
+void compiler::cancel(const handle& h) {
+  if (!h)
+    return;
+  process_runner::handle cur;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    h->cancelled = true;
+    cur = h->current;
+  }
+  runner_.cancel(cur);
+}
+
+void compiler::finish(const handle& h, build_result r) {
+  std::function<void(build_result)> done;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    if (h->finished)
+      return;
+    h->finished = true;
+    done = std::move(h->done);
+  }
+  // Deterministic failures are cached too: the same source fails the same way.
+  bool cacheable = r.st == build_status::compile_error || r.st == build_status::rejected
+                   || r.st == build_status::emulation_unsupported;
+  if (cacheable && !r.cached) {
+    auto dir = opts_.cache_dir + "/builds/" + r.key;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    nlohmann::json rec{{"status", to_string(r.st)}, {"diagnostics", r.diagnostics},
+                       {"stage", r.stage}, {"seconds", r.seconds}};
+    (void)write_file_atomic(dir + "/result.json", rec.dump());
+  }
+  if (!h->dir.empty() && std::getenv("LEAP_KEEP_WORK") == nullptr) {
+    std::error_code ec;
+    fs::remove_all(h->dir, ec);
+  }
+  if (done)
+    done(std::move(r));
+}
+
+} // namespace leap::env

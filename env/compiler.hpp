@@ -1,0 +1,81 @@
+// Builds a candidate (or a task's reference) into a runnable worker executable: static guards,
+// the real nvcc (the truth for compile_error), for the CPU backend the rewrite + g++ build
+// against the CUDA-on-CPU runtime, and the link with the harness. Content-addressed on-disk
+// cache keyed by source, task signature, flags, compiler versions and runtime digest.
+// start() may be called from any thread; steps run as child processes on the process_runner
+// and `done` is called once on the runner's thread. Holds no CAF: actors/compiler_pool wraps it.
+#pragma once
+
+#include "env/process.hpp"
+#include "env/task.hpp"
+#include "env/toolchain.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace leap::env {
+
+struct compiler_options {
+  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/
+  std::string work_dir;   // temporary directories are created here
+  std::string arch = "sm_90";
+  std::vector<std::string> nvcc_flags{"-O3", "-std=c++17"};
+  std::vector<std::string> emu_flags{"-O2"};
+  double timeout_seconds = 120;
+  int max_diagnostic_lines = 12;
+};
+
+enum class build_status {
+  ok,
+  compile_error,         // nvcc rejected the source: the candidate's fault
+  rejected,              // static guards: no entry point, forbidden library or call
+  emulation_unsupported, // nvcc accepted it, the CPU emulation cannot build it: not its fault
+  timeout,               // the compiler ran past compiler.timeout_seconds
+  cancelled,
+  internal_error         // linking the harness or the cache failed: leap's fault
+};
+const char* to_string(build_status s);
+
+struct build_request {
+  std::string source;
+  std::string backend = "cpu"; // "cpu" | "cuda"
+  bool reference = false;      // the task's own reference: no guards, named reference.cu
+};
+
+struct build_result {
+  build_status st = build_status::internal_error;
+  std::string executable;   // absolute path when ok
+  std::string diagnostics;  // cleaned, trimmed compiler text or the guard's reason
+  double seconds = 0;       // compile wall time (0 on a cache hit)
+  bool cached = false;
+  std::string key;          // content address
+  std::string stage;        // which step failed: "guards", "nvcc", "rewrite", "g++", "link"
+};
+
+class compiler {
+public:
+  struct job;
+  using handle = std::shared_ptr<job>;
+
+  compiler(toolchain tc, compiler_options opts, process_runner& runner);
+
+  handle start(const task_spec& task, build_request req, std::function<void(build_result)> done);
+  // Kills the running step; `done` then reports build_status::cancelled.
+  void cancel(const handle& h);
+
+  std::string cache_key(const task_spec& task, const build_request& req) const;
+  const toolchain& tools() const { return tc_; }
+  const compiler_options& options() const { return opts_; }
+
+private:
+  void next_step(const handle& h);
+  void finish(const handle& h, build_result r);
+
+  toolchain tc_;
+  compiler_options opts_;
+  process_runner& runner_;
+};
+
+} // namespace leap::env

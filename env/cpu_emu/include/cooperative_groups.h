@@ -1,0 +1,4 @@
+// Shim <cooperative_groups.h> of leap's CUDA-on-CPU emulation: not supported; stops the build with a clear error.
+// Included by emulated candidates only.
+#pragma once
+#error "leap CPU emulation does not support cooperative groups"

@@ -1,0 +1,313 @@
+#include "env/executor.hpp"
+
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "env/compare.hpp"
+#include "env/feedback.hpp"
+#include "env/glue.hpp"
+#include "env/harness/protocol.hpp"
+
+#include <csignal>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace leap::env {
+
+namespace {
+
+struct status_info {
+  bool done = false;
+  int cur_s = -1, cur_t = -1; // last trial begun
+  bool failed = false;
+  std::string fail_kind, fail_msg;
+  int fail_s = -1, fail_t = -1;
+  bool timed = false;
+  double median_ms = 0;
+  int trials_ok = 0;
+};
+
+status_info parse_status_file(const std::string& text) {
+  status_info si;
+  for (auto& line : split_lines(text)) {
+    std::istringstream is(line);
+    std::string w;
+    is >> w;
+    if (w == "begin") {
+      is >> si.cur_s >> si.cur_t;
+    } else if (w == "ok") {
+      ++si.trials_ok;
+    } else if (w == "fail" && !si.failed) {
+      si.failed = true;
+      is >> si.fail_s >> si.fail_t >> si.fail_kind;
+      std::getline(is, si.fail_msg);
+      si.fail_msg = std::string(trim(si.fail_msg));
+    } else if (w == "time") {
+      int s = 0;
+      is >> s >> si.median_ms;
+      si.timed = static_cast<bool>(is);
+    } else if (w == "done") {
+      si.done = true;
+    }
+  }
+  return si;
+}
+
+std::string where(const task_spec& t, int s, int trial) {
+  if (s < 0)
+    return "";
+  std::string w = " (size set " + describe_size_set(t, s);
+  if (trial >= 0)
+    w += ", trial " + std::to_string(trial + 1);
+  else
+    w += ", timing runs";
+  return w + ")";
+}
+
+} // namespace
+
+struct executor::job {
+  task_spec task;
+  run_request req;
+  std::function<void(result<run_result>)> done;
+  unsigned long long seed = 0;
+  std::string job_text;
+  std::string cand_dir, ref_dir;
+  process_outcome cand, ref;
+  std::chrono::steady_clock::time_point t0;
+  std::mutex mtx;
+  process_runner::handle current;
+  bool cancelled = false;
+  bool finished = false;
+};
+
+executor::executor(executor_options opts, process_runner& runner)
+  : opts_(std::move(opts)), runner_(runner) {}
+
+executor::handle executor::start(const task_spec& task, run_request req,
+                                 std::function<void(result<run_result>)> done) {
+  auto h = std::make_shared<job>();
+  h->task = task;
+  h->req = std::move(req);
+  h->done = std::move(done);
+  h->t0 = std::chrono::steady_clock::now();
+  h->seed = opts_.seed != 0 ? opts_.seed : (os_random_u64() | 1ull);
+  bool timing = h->req.backend == "cuda";
+  h->job_text = make_job_text(task, h->seed, opts_.trials, timing, h->req.dump_inputs,
+                              opts_.warmup, opts_.timing_runs, opts_.l2_flush_mb);
+  run_one(h, false);
+  return h;
+}
+
+void executor::cancel(const handle& h) {
+  if (!h)
+    return;
+  process_runner::handle cur;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    h->cancelled = true;
+    cur = h->current;
+  }
+  runner_.cancel(cur);
+}
+
+void executor::run_one(const handle& h, bool reference) {
+  auto fail = [&](const std::string& msg) {
+    std::function<void(result<run_result>)> done;
+    {
+      std::lock_guard<std::mutex> lk(h->mtx);
+      if (h->finished)
+        return;
+      h->finished = true;
+      done = std::move(h->done);
+    }
+    std::error_code ec;
+    for (auto* d : {&h->cand_dir, &h->ref_dir})
+      if (!d->empty())
+        fs::remove_all(*d, ec);
+    done(make_error(msg));
+  };
+  auto dir = make_temp_dir(opts_.work_dir, reference ? "ref-" : "run-");
+  if (!dir)
+    return fail(dir.message());
+  (reference ? h->ref_dir : h->cand_dir) = *dir;
+  auto w = write_file_atomic(*dir + "/" + harness::job_file, h->job_text);
+  if (!w)
+    return fail(w.message());
+  process_spec spec;
+  spec.argv = {reference ? h->req.reference_exe : h->req.candidate_exe};
+  spec.cwd = *dir;
+  spec.clean_env = true;
+  spec.env = {"PATH=/usr/bin:/bin", "HOME=" + *dir, "TMPDIR=" + *dir, "LANG=C",
+              "LEAP_EMU_THREADS=" + std::to_string(opts_.emu_threads),
+              "LEAP_EMU_STACK_KB=" + std::to_string(opts_.emu_stack_kb)};
+  if (h->req.backend == "cuda") {
+    spec.env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(opts_.cuda_device));
+  } else {
+    spec.address_space_bytes = opts_.memory_limit_mb << 20;
+  }
+  // Room for the outputs (and inputs when dumped) of every trial, and little else.
+  auto out_bytes = static_cast<long long>(outputs_bytes(h->task, opts_.trials));
+  spec.file_size_bytes = 3 * out_bytes + (64ll << 20);
+  spec.open_files = 256;
+  spec.timeout_seconds = opts_.timeout_seconds;
+  spec.output_limit = opts_.output_limit;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    if (h->cancelled) {
+      h->cand.cancelled = true;
+      h->finished = true;
+      auto done = std::move(h->done);
+      std::error_code ec;
+      fs::remove_all(*dir, ec);
+      run_result rr;
+      rr.v.task = h->task.name;
+      rr.v.backend = h->req.backend;
+      rr.v.st = status::runtime_error;
+      rr.v.reason = "cancelled";
+      rr.v.diagnostics = "cancelled before it ran";
+      done(std::move(rr));
+      return;
+    }
+    h->current = runner_.start(spec, [this, h, reference](process_outcome o) {
+      (reference ? h->ref : h->cand) = std::move(o);
+      if (!reference) {
+        // Run the reference only when the candidate produced outputs to compare.
+        auto st = read_file(h->cand_dir + "/" + harness::status_file);
+        auto si = parse_status_file(st ? *st : "");
+        if (h->cand.success() && si.done && !si.failed && !h->cand.cancelled) {
+          run_one(h, true);
+          return;
+        }
+      }
+      conclude(h);
+    });
+  }
+}
+
+void executor::conclude(const handle& h) {
+  std::function<void(result<run_result>)> done;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    if (h->finished)
+      return;
+    h->finished = true;
+    done = std::move(h->done);
+  }
+  run_result rr;
+  rr.seed = h->seed;
+  verdict& v = rr.v;
+  v.task = h->task.name;
+  v.backend = h->req.backend;
+  v.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+  const auto& task = h->task;
+  auto cleanup = [&] {
+    std::error_code ec;
+    if (!h->cand_dir.empty())
+      fs::remove_all(h->cand_dir, ec);
+    if (!h->ref_dir.empty() && !h->req.dump_inputs)
+      fs::remove_all(h->ref_dir, ec);
+  };
+  auto cand_status = read_file(h->cand_dir + "/" + harness::status_file);
+  auto si = parse_status_file(cand_status ? *cand_status : "");
+  const auto& o = h->cand;
+  std::string at = where(task, si.failed ? si.fail_s : si.cur_s, si.failed ? si.fail_t : si.cur_t);
+  std::string output_tail;
+  if (!o.err.empty() || !o.out.empty()) {
+    auto text = std::string(trim(o.err.empty() ? o.out : o.err));
+    if (text.size() > 400)
+      text = "..." + text.substr(text.size() - 400);
+    output_tail = text;
+  }
+  v.trials_run = si.trials_ok + (si.failed || !si.done ? 1 : 0);
+  v.trials_passed = 0;
+  if (o.cancelled) {
+    v.st = status::runtime_error;
+    v.reason = "cancelled";
+    v.diagnostics = "cancelled";
+  } else if (!o.started) {
+    cleanup();
+    done(make_error("cannot start the worker " + h->req.candidate_exe + ": " + o.start_error));
+    return;
+  } else if (o.timed_out) {
+    v.st = status::timeout;
+    v.reason = "wall_clock";
+    v.diagnostics = "did not finish within " + format_seconds(opts_.timeout_seconds) + " s" + at;
+  } else if (si.failed) {
+    v.st = status::runtime_error;
+    v.reason = si.fail_kind;
+    if (si.fail_kind == "emu_fatal" && si.fail_msg.find("barrier") != std::string::npos)
+      v.reason = "deadlock";
+    v.diagnostics = si.fail_msg + at;
+  } else if (o.signaled) {
+    v.st = status::runtime_error;
+    v.reason = "signal";
+    v.diagnostics = "the process was " + o.describe() + at;
+    if (o.term_signal == SIGXCPU)
+      v.diagnostics += ": CPU time limit exceeded";
+    if (!output_tail.empty())
+      v.diagnostics += "; its output ended with: " + output_tail;
+  } else if (o.exit_code != 0 || !si.done) {
+    v.st = status::runtime_error;
+    v.reason = "early_exit";
+    v.diagnostics = "the process ended with " + o.describe() + " before the harness finished" + at
+                    + (output_tail.empty() ? "" : "; its output ended with: " + output_tail);
+  } else {
+    // Candidate finished every trial: compare against the reference.
+    const auto& r = h->ref;
+    auto ref_status = read_file(h->ref_dir + "/" + harness::status_file);
+    auto rsi = parse_status_file(ref_status ? *ref_status : "");
+    if (!r.success() || !rsi.done || rsi.failed) {
+      std::string why = r.success() ? rsi.fail_kind + " " + rsi.fail_msg : r.describe();
+      cleanup();
+      done(make_error("the reference of task '" + task.name + "' failed (" + why
+                      + "): this is a problem of the task or of leap, not of the candidate"));
+      return;
+    }
+    auto cand_out = read_file(h->cand_dir + "/" + harness::outputs_file);
+    auto ref_out = read_file(h->ref_dir + "/" + harness::outputs_file);
+    if (!ref_out) {
+      cleanup();
+      done(make_error("reference outputs missing: " + ref_out.message()));
+      return;
+    }
+    auto c = compare_outputs(task, opts_.trials, cand_out ? *cand_out : std::string(), *ref_out);
+    v.trials_run = c.trials_compared;
+    v.trials_passed = c.trials_passed;
+    v.max_abs_error = c.max_abs;
+    v.max_rel_error = c.max_rel;
+    if (!c.error.empty()) {
+      v.st = status::runtime_error;
+      v.reason = "outputs";
+      v.diagnostics = c.error;
+    } else if (!c.ok) {
+      v.st = status::wrong_answer;
+      v.reason = "mismatch";
+      v.mismatch_index = c.first_index;
+      v.mismatch_output = c.output;
+      v.mismatch_size_set = c.size_set;
+      v.expected = c.expected;
+      v.actual = c.actual;
+      v.mismatches = c.mismatches;
+    } else {
+      v.st = status::correct;
+      if (si.timed && rsi.timed && si.median_ms > 0) {
+        v.timed = true;
+        v.candidate_ms = si.median_ms;
+        v.reference_ms = rsi.median_ms;
+        v.speedup = rsi.median_ms / si.median_ms;
+      }
+    }
+    if (h->req.dump_inputs)
+      rr.kept_dir = h->ref_dir;
+  }
+  v.feedback = make_feedback(v, task);
+  cleanup();
+  done(std::move(rr));
+}
+
+} // namespace leap::env

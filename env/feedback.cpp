@@ -1,0 +1,108 @@
+#include "env/feedback.hpp"
+
+#include "common/strings.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace leap::env {
+
+std::string clean_diagnostics(std::string_view raw, const std::string& work_dir, int max_lines) {
+  std::string text(raw);
+  if (!work_dir.empty()) {
+    text = replace_all(text, work_dir + "/", "");
+    text = replace_all(text, work_dir, ".");
+  }
+  auto lines = split_lines(text);
+  std::vector<std::string> kept;
+  std::size_t first_error = lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("error") != std::string::npos) {
+      first_error = i;
+      break;
+    }
+  }
+  if (first_error == lines.size())
+    first_error = 0;
+  for (std::size_t i = first_error; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    if (trim(l).empty())
+      continue;
+    if (l.find("Compilation terminated") != std::string::npos
+        || l.find("errors detected in the compilation") != std::string::npos
+        || l.find("error detected in the compilation") != std::string::npos
+        || starts_with(l, "Remark: The warnings can be suppressed"))
+      continue;
+    kept.push_back(l);
+    if (static_cast<int>(kept.size()) >= max_lines) {
+      kept.push_back("...");
+      break;
+    }
+  }
+  return join(kept, "\n");
+}
+
+std::string describe_size_set(const task_spec& task, int s) {
+  if (s < 0 || s >= static_cast<int>(task.sizes.size()))
+    return "";
+  std::string out;
+  for (auto& a : task.args)
+    if (!a.p.is_pointer)
+      out += (out.empty() ? "" : ", ") + a.p.name + "=" + std::to_string(task.sizes[s].at(a.p.name));
+  return out;
+}
+
+namespace {
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+} // namespace
+
+std::string make_feedback(const verdict& v, const task_spec& task) {
+  std::ostringstream os;
+  switch (v.st) {
+    case status::correct:
+      os << "correct on all " << v.trials_run << " trials (max abs error " << num(v.max_abs_error)
+         << ")";
+      if (v.timed)
+        os << "; time " << num(v.candidate_ms) << " ms vs reference " << num(v.reference_ms)
+           << " ms, speedup " << num(v.speedup) << "x";
+      else if (v.backend == "cpu")
+        os << "; checked on the CPU emulation, which measures correctness only (no timing)";
+      break;
+    case status::wrong_answer: {
+      os << "wrong result for output " << v.mismatch_output << " (size set "
+         << describe_size_set(task, v.mismatch_size_set) << "): ";
+      bool nan = std::isnan(v.actual);
+      os << "first mismatch at index " << v.mismatch_index << " (expected " << num(v.expected)
+         << ", got " << (nan ? std::string("NaN, i.e. not written?") : num(v.actual)) << ")";
+      long long total = 0;
+      for (std::size_t i = 0; i < task.args.size(); ++i)
+        if (task.args[i].p.name == v.mismatch_output && v.mismatch_size_set >= 0)
+          total = task.elements(i, task.sizes[v.mismatch_size_set]);
+      os << "; " << v.mismatches << " of " << total << " elements beyond tolerance (atol "
+         << num(task.atol) << ", rtol " << num(task.rtol) << ")";
+      if (std::isfinite(v.max_abs_error))
+        os << "; max abs error " << num(v.max_abs_error);
+      break;
+    }
+    case status::runtime_error:
+      os << "runtime error: " << v.diagnostics;
+      break;
+    case status::timeout:
+      os << "timeout: " << v.diagnostics;
+      break;
+    case status::compile_error:
+      os << "compile error:\n" << v.diagnostics;
+      break;
+    case status::rejected:
+      os << "rejected: " << v.diagnostics;
+      break;
+  }
+  return os.str();
+}
+
+} // namespace leap::env

@@ -1,0 +1,332 @@
+#include "env/process.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/process/async_pipe.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/search_path.hpp>
+#include <boost/process/start_dir.hpp>
+#include <boost/process/args.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/async.hpp>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace bp = boost::process;
+namespace asio = boost::asio;
+
+namespace leap::env {
+
+std::string signal_description(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = sigdescr_np(sig);
+  std::string s = "signal " + std::to_string(sig);
+  if (abbrev)
+    s += std::string(" (SIG") + abbrev + (desc ? std::string(": ") + desc : std::string()) + ")";
+  return s;
+}
+
+std::string process_outcome::describe() const {
+  if (!started)
+    return "could not start: " + start_error;
+  if (timed_out)
+    return "timed out after " + std::to_string(seconds).substr(0, 5) + " s (process group killed)";
+  if (cancelled)
+    return "cancelled";
+  if (signaled)
+    return "killed by " + signal_description(term_signal);
+  return "exit code " + std::to_string(exit_code);
+}
+
+namespace {
+
+// Applied in the child between fork and exec: only async-signal-safe calls.
+struct child_setup : bp::extend::handler {
+  const process_spec* spec;
+  explicit child_setup(const process_spec* s) : spec(s) {}
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    ::setsid();
+    auto lim = [](int res, long long v) {
+      struct rlimit rl;
+      rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(v);
+      ::setrlimit(res, &rl);
+    };
+    if (spec->address_space_bytes > 0)
+      lim(RLIMIT_AS, spec->address_space_bytes);
+    if (spec->cpu_seconds > 0)
+      lim(RLIMIT_CPU, spec->cpu_seconds);
+    if (spec->file_size_bytes > 0)
+      lim(RLIMIT_FSIZE, spec->file_size_bytes);
+    if (spec->open_files > 0)
+      lim(RLIMIT_NOFILE, spec->open_files);
+    if (spec->no_core_dumps)
+      lim(RLIMIT_CORE, 0);
+    // Default signal dispositions for the child (the parent may ignore SIGPIPE).
+    ::signal(SIGPIPE, SIG_DFL);
+  }
+};
+
+} // namespace
+
+class process_runner::running {
+public:
+  process_spec spec;
+  callback done;
+  std::unique_ptr<bp::async_pipe> out_pipe, err_pipe;
+  std::unique_ptr<bp::child> child;
+  std::unique_ptr<asio::steady_timer> timer;
+  std::array<char, 8192> out_buf{}, err_buf{};
+  process_outcome outcome;
+  std::chrono::steady_clock::time_point t0;
+  pid_t pid = 0;
+  bool exited = false, out_eof = false, err_eof = false, reported = false;
+  int raw_status = 0;
+};
+
+struct process_runner::impl {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> guard{io.get_executor()};
+  std::thread thread;
+  std::mutex mtx;
+  std::unordered_set<std::shared_ptr<running>> live; // guarded by mtx
+  std::atomic<std::size_t> active{0};
+
+  void launch(const std::shared_ptr<running>& r);
+  void read_more(const std::shared_ptr<running>& r, bool is_out);
+  void on_exit(const std::shared_ptr<running>& r, int raw);
+  void maybe_finish(const std::shared_ptr<running>& r);
+  void kill_group(const std::shared_ptr<running>& r) {
+    if (r->pid > 0)
+      ::kill(-r->pid, SIGKILL);
+  }
+  void finish(const std::shared_ptr<running>& r);
+};
+
+void process_runner::impl::launch(const std::shared_ptr<running>& r) {
+  r->t0 = std::chrono::steady_clock::now();
+  auto& spec = r->spec;
+  try {
+    if (spec.argv.empty())
+      throw std::runtime_error("empty command line");
+    boost::filesystem::path exe = spec.argv[0];
+    if (spec.argv[0].find('/') == std::string::npos) {
+      exe = bp::search_path(spec.argv[0]);
+      if (exe.empty())
+        throw std::runtime_error("'" + spec.argv[0] + "' not found on PATH");
+    }
+    std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+    bp::environment env;
+    if (!spec.clean_env)
+      for (char** e = environ; e && *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq != std::string::npos && eq > 0)
+          env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+    for (auto& kv : spec.env) {
+      auto eq = kv.find('=');
+      if (eq != std::string::npos)
+        env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    r->out_pipe = std::make_unique<bp::async_pipe>(io);
+    r->err_pipe = std::make_unique<bp::async_pipe>(io);
+    std::weak_ptr<running> weak = r;
+    auto exit_handler = [this, weak](int, const std::error_code&) {
+      if (auto self = weak.lock())
+        on_exit(self, self->child ? self->child->native_exit_code() : 0);
+    };
+    boost::filesystem::path dir = spec.cwd.empty() ? boost::filesystem::current_path()
+                                                   : boost::filesystem::path(spec.cwd);
+    r->child = std::make_unique<bp::child>(bp::exe = exe, bp::args = args,
+                                           bp::std_out > *r->out_pipe, bp::std_err > *r->err_pipe,
+                                           bp::std_in < bp::null, bp::start_dir = dir,
+                                           bp::env = env, io, bp::on_exit = exit_handler,
+                                           child_setup(&r->spec));
+    r->pid = r->child->id();
+    r->outcome.started = true;
+  } catch (const std::exception& e) {
+    r->outcome.started = false;
+    r->outcome.start_error = e.what();
+    r->exited = r->out_eof = r->err_eof = true;
+    finish(r);
+    return;
+  }
+  read_more(r, true);
+  read_more(r, false);
+  r->timer = std::make_unique<asio::steady_timer>(io);
+  r->timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+    std::chrono::duration<double>(spec.timeout_seconds)));
+  std::weak_ptr<running> weak = r;
+  r->timer->async_wait([this, weak](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->exited)
+      return;
+    self->outcome.timed_out = true;
+    kill_group(self);
+  });
+}
+
+void process_runner::impl::read_more(const std::shared_ptr<running>& r, bool is_out) {
+  auto& pipe = is_out ? *r->out_pipe : *r->err_pipe;
+  auto& buf = is_out ? r->out_buf : r->err_buf;
+  pipe.async_read_some(asio::buffer(buf), [this, r, is_out](const boost::system::error_code& ec,
+                                                            std::size_t n) {
+    auto& text = is_out ? r->outcome.out : r->outcome.err;
+    auto& trunc = is_out ? r->outcome.out_truncated : r->outcome.err_truncated;
+    auto& buf = is_out ? r->out_buf : r->err_buf;
+    if (n > 0) {
+      auto room = r->spec.output_limit > text.size() ? r->spec.output_limit - text.size() : 0;
+      text.append(buf.data(), std::min(n, room));
+      if (n > room)
+        trunc = true;
+    }
+    if (ec) {
+      (is_out ? r->out_eof : r->err_eof) = true;
+      maybe_finish(r);
+      return;
+    }
+    read_more(r, is_out);
+  });
+}
+
+void process_runner::impl::on_exit(const std::shared_ptr<running>& r, int raw) {
+  r->exited = true;
+  r->raw_status = raw;
+  r->outcome.seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - r->t0).count();
+  if (r->timer)
+    r->timer->cancel();
+  // Whatever the child left in its process group goes with it.
+  kill_group(r);
+  if (!r->out_eof || !r->err_eof) {
+    // A process outside the group may still hold the pipes: give them a moment, then close.
+    auto grace = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(300));
+    grace->async_wait([this, r, grace](const boost::system::error_code&) {
+      if (r->reported)
+        return;
+      boost::system::error_code ignored;
+      if (!r->out_eof)
+        r->out_pipe->close(ignored);
+      if (!r->err_eof)
+        r->err_pipe->close(ignored);
+      r->out_eof = r->err_eof = true;
+      maybe_finish(r);
+    });
+  }
+  maybe_finish(r);
+}
+
+void process_runner::impl::maybe_finish(const std::shared_ptr<running>& r) {
+  if (r->exited && r->out_eof && r->err_eof && !r->reported)
+    finish(r);
+}
+
+void process_runner::impl::finish(const std::shared_ptr<running>& r) {
+  r->reported = true;
+  if (r->outcome.started) {
+    int st = r->raw_status;
+    if (WIFSIGNALED(st)) {
+      r->outcome.signaled = true;
+      r->outcome.term_signal = WTERMSIG(st);
+    } else if (WIFEXITED(st)) {
+      r->outcome.exit_code = WEXITSTATUS(st);
+    }
+    if (r->child)
+      r->child->detach();
+  }
+  auto done = std::move(r->done);
+  auto outcome = std::move(r->outcome);
+  {
+    std::lock_guard<std::mutex> lk(mtx);
+    live.erase(r);
+  }
+  r->child.reset();
+  r->timer.reset();
+  active.fetch_sub(1);
+  if (done)
+    done(std::move(outcome));
+}
+
+process_runner::process_runner() : impl_(std::make_unique<impl>()) {
+  ::signal(SIGPIPE, SIG_IGN);
+  impl_->thread = std::thread([i = impl_.get()] { i->io.run(); });
+}
+
+process_runner::~process_runner() {
+  {
+    std::lock_guard<std::mutex> lk(impl_->mtx);
+    for (auto& r : impl_->live)
+      if (r->pid > 0)
+        ::kill(-r->pid, SIGKILL);
+  }
+  // Let the exit notifications of killed children drain, then stop.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (impl_->active.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  impl_->guard.reset();
+  impl_->io.stop();
+  if (impl_->thread.joinable())
+    impl_->thread.join();
+}
+
+process_runner::handle process_runner::start(process_spec spec, callback done) {
+  auto r = std::make_shared<running>();
+  r->spec = std::move(spec);
+  r->done = std::move(done);
+  {
+    std::lock_guard<std::mutex> lk(impl_->mtx);
+    impl_->live.insert(r);
+  }
+  impl_->active.fetch_add(1);
+  asio::post(impl_->io, [i = impl_.get(), r] {
+    if (r->outcome.cancelled) {
+      r->exited = r->out_eof = r->err_eof = true;
+      i->finish(r);
+      return;
+    }
+    i->launch(r);
+  });
+  return r;
+}
+
+void process_runner::cancel(const handle& h) {
+  if (!h)
+    return;
+  asio::post(impl_->io, [i = impl_.get(), h] {
+    if (h->reported)
+      return;
+    h->outcome.cancelled = true;
+    if (h->pid > 0)
+      ::kill(-h->pid, SIGKILL);
+  });
+}
+
+std::size_t process_runner::active() const { return impl_->active.load(); }
+
+process_outcome run_blocking(process_spec spec) {
+  process_runner runner;
+  std::promise<process_outcome> p;
+  auto f = p.get_future();
+  runner.start(std::move(spec), [&p](process_outcome o) { p.set_value(std::move(o)); });
+  return f.get();
+}
+
+} // namespace leap::env

@@ -1,0 +1,52 @@
+// The verdict of one attempt (DESIGN.md "Verdict"): status, error measures, diagnostics,
+// timing, costs and the normalised feedback text the model sees on its next turn.
+// Plain value type, serialisable by messages/ (inspect) and printable as JSON.
+#pragma once
+
+#include <string>
+
+namespace leap::env {
+
+enum class status : int { correct = 0, wrong_answer, runtime_error, timeout, compile_error, rejected };
+
+const char* to_string(status s);
+bool parse_status(const std::string& text, status& out);
+// compile_error, runtime_error, timeout and rejected are catastrophic (DESIGN.md).
+inline bool catastrophic(status s) {
+  return s == status::compile_error || s == status::runtime_error || s == status::timeout
+         || s == status::rejected;
+}
+
+struct verdict {
+  std::string task;
+  std::string backend;          // "cpu" or "cuda"
+  status st = status::rejected;
+  std::string reason;           // short cause: "canary", "SIGSEGV", "deadlock", "emulation_unsupported", ...
+  // Correctness (wrong_answer and correct).
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  long long mismatch_index = -1; // first element beyond tolerance, -1 if none
+  std::string mismatch_output;   // name of that output
+  int mismatch_size_set = -1;
+  double expected = 0, actual = 0;
+  long long mismatches = 0;      // elements beyond tolerance in the failing output
+  int trials_run = 0;
+  int trials_passed = 0;
+  // Compiler and runtime text, temporary paths replaced by "solution.cu".
+  std::string diagnostics;
+  // Timing (CUDA backend only; timed = false on the CPU emulation).
+  bool timed = false;
+  double candidate_ms = 0, reference_ms = 0, speedup = 0;
+  // Costs.
+  double compile_seconds = 0;
+  double run_seconds = 0;
+  bool cached = false;           // the compile was a cache hit
+  bool emulation_unsupported = false; // nvcc accepted it, the CPU emulation could not build it
+  std::string feedback;          // the short text for the next turn's prompt
+};
+
+// One JSON object on one line (keys: status, max_abs_error, feedback, compile_seconds,
+// run_seconds, cached, backend, and the rest of the fields).
+std::string to_json(const verdict& v);
+
+} // namespace leap::env

@@ -1,0 +1,112 @@
+// Messages of the verification environment: compile and execute requests/replies, the verdict,
+// pool statistics; their CAF inspect() overloads. Plain structs; any actor may send them, and
+// every one is serialisable (the cluster sends them over the network). Include this header only
+// where CAF is used (messages/, actors/, runtime/).
+#pragma once
+
+#include "env/verdict.hpp"
+
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace leap::env {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, verdict& x) {
+  return f(caf::meta::type_name("leap_verdict"), x.task, x.backend, x.st, x.reason,
+           x.max_abs_error, x.max_rel_error, x.mismatch_index, x.mismatch_output,
+           x.mismatch_size_set, x.expected, x.actual, x.mismatches, x.trials_run,
+           x.trials_passed, x.diagnostics, x.timed, x.candidate_ms, x.reference_ms, x.speedup,
+           x.compile_seconds, x.run_seconds, x.cached, x.emulation_unsupported, x.feedback);
+}
+
+} // namespace leap::env
+
+namespace leap::msg {
+
+// Build one candidate (or a task's reference) for a backend.
+struct compile_request {
+  std::uint64_t id = 0;        // chosen by the requester; used to cancel
+  std::string task;
+  std::string source;
+  std::string backend = "cpu"; // "cpu" | "cuda"
+  bool reference = false;
+};
+
+struct compile_reply {
+  std::uint64_t id = 0;
+  std::string status;          // env::build_status name: ok, compile_error, rejected, ...
+  std::string executable;
+  std::string diagnostics;
+  std::string stage;
+  double seconds = 0;
+  bool cached = false;
+  std::string key;
+  int attempts = 1;            // 2 when a crashed worker's job was retried
+};
+
+// Run a built candidate against its task's reference.
+struct exec_request {
+  std::uint64_t id = 0;
+  std::string task;
+  std::string backend = "cpu";
+  std::string candidate_exe;
+  std::string reference_exe;
+  bool dump_inputs = false;
+};
+
+struct exec_reply {
+  std::uint64_t id = 0;
+  env::verdict v;
+  std::string kept_dir;
+  std::uint64_t seed = 0;
+  int attempts = 1;
+};
+
+struct pool_stats {
+  std::string pool;
+  std::uint32_t workers = 0;
+  std::uint32_t busy = 0;
+  std::uint32_t queued = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t cache_hits = 0;
+  std::uint64_t cancelled = 0;
+  std::uint64_t worker_restarts = 0;
+  std::uint64_t retried = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t emulation_unsupported = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
+  return f(caf::meta::type_name("leap_compile_request"), x.id, x.task, x.source, x.backend,
+           x.reference);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
+  return f(caf::meta::type_name("leap_compile_reply"), x.id, x.status, x.executable,
+           x.diagnostics, x.stage, x.seconds, x.cached, x.key, x.attempts);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exec_request& x) {
+  return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, x.backend, x.candidate_exe,
+           x.reference_exe, x.dump_inputs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exec_reply& x) {
+  return f(caf::meta::type_name("leap_exec_reply"), x.id, x.v, x.kept_dir, x.seed, x.attempts);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
+  return f(caf::meta::type_name("leap_pool_stats"), x.pool, x.workers, x.busy, x.queued,
+           x.completed, x.cache_hits, x.cancelled, x.worker_restarts, x.retried, x.failed,
+           x.emulation_unsupported);
+}
+
+} // namespace leap::msg

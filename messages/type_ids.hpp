@@ -1,0 +1,31 @@
+// leap's CAF type-id block and atoms. Every message type that crosses an actor boundary is
+// registered here; runtime/ calls register_message_types(cfg) before the actor system starts.
+#pragma once
+
+#include "messages/env_messages.hpp"
+
+#include <caf/type_id.hpp>
+#include <caf/atom.hpp>
+
+namespace caf {
+class actor_system_config;
+}
+
+CAF_BEGIN_TYPE_ID_BLOCK(leap, caf::first_custom_type_id)
+CAF_ADD_TYPE_ID(leap, (leap::env::verdict))
+CAF_ADD_TYPE_ID(leap, (leap::msg::compile_request))
+CAF_ADD_TYPE_ID(leap, (leap::msg::compile_reply))
+CAF_ADD_TYPE_ID(leap, (leap::msg::exec_request))
+CAF_ADD_TYPE_ID(leap, (leap::msg::exec_reply))
+CAF_ADD_TYPE_ID(leap, (leap::msg::pool_stats))
+CAF_ADD_ATOM(leap, leap::msg, compile_atom, "compile")
+CAF_ADD_ATOM(leap, leap::msg, exec_atom, "exec")
+CAF_ADD_ATOM(leap, leap::msg, cancel_atom, "cancel")
+CAF_ADD_ATOM(leap, leap::msg, stats_atom, "stats")
+CAF_ADD_ATOM(leap, leap::msg, done_atom, "done")
+CAF_ADD_ATOM(leap, leap::msg, crash_atom, "crash")
+CAF_END_TYPE_ID_BLOCK(leap)
+
+namespace leap::msg {
+void register_message_types(caf::actor_system_config& cfg);
+}

@@ -1,0 +1,115 @@
+// leap::config: the typed run configuration (one struct per TOML section) and the functions that
+// build it: defaults, TOML files, `--set section.key=value` overrides, TOML and Markdown rendering.
+// Every key is declared once in the key registry (runtime/config_schema.cpp); parsing, overrides,
+// printing and docs/config.md all come from there. Callable from any thread (pure functions).
+// No CAF, no LibTorch: runtime/, env/, actors/ and tools may all include it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace leap::config {
+
+// Which verification backend runs candidates.
+enum class backend_kind {
+  auto_select, // "auto": CUDA if a device is usable, else the CPU emulation
+  cpu,         // "cpu": the CUDA-on-CPU emulation
+  cuda,        // "cuda": the real device
+};
+
+// [environment]: tasks, caches, scratch space and the backend. Empty paths mean "the default place".
+struct environment_section {
+  backend_kind backend = backend_kind::auto_select;
+  std::string tasks_dir; // empty = the bundled tasks/ directory
+  std::string cache_dir; // empty = $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap, else ~/.cache/leap
+  std::string work_dir;  // empty = a fresh directory under $TMPDIR
+};
+
+// [compiler]: the compile pool (nvcc for CUDA, a host C++ compiler for the CPU emulation).
+struct compiler_section {
+  int workers = 2;
+  std::string nvcc; // empty = $CUDA_HOME/bin/nvcc or /usr/local/cuda/bin/nvcc
+  std::string arch = "sm_90";
+  std::vector<std::string> nvcc_flags = {"-O3", "-std=c++17"};
+  std::string host_cxx = "g++";
+  std::vector<std::string> emu_flags = {"-O2"};
+  double timeout_seconds = 120.0;
+  int max_diagnostic_lines = 12;
+};
+
+// [executor]: the pool that runs compiled candidates against the reference.
+struct executor_section {
+  int workers = 2;
+  double timeout_seconds = 30.0;
+  int memory_limit_mb = 4096;
+  int trials = 2;
+  std::uint64_t seed = 0; // 0 = fresh random seed per check
+  int output_limit_kb = 64;
+};
+
+// [emulation]: the fiber-based CUDA-on-CPU emulation.
+struct emulation_section {
+  int threads = 2;
+  int fiber_stack_kb = 128;
+};
+
+// [cuda]: device selection and timing on a real GPU.
+struct cuda_section {
+  int device = 0;
+  int warmup = 3;
+  int timing_runs = 10;
+  int l2_flush_mb = 128; // 0 disables the flush
+};
+
+// The whole configuration. The member initialisers above are the defaults (the registry reads
+// them, so docs and default.toml cannot drift from the code).
+struct leap_config {
+  environment_section environment;
+  compiler_section compiler;
+  executor_section executor;
+  emulation_section emulation;
+  cuda_section cuda;
+};
+
+// Equality over every registered key (used by round-trip tests and by callers that diff configs).
+bool operator==(const leap_config& a, const leap_config& b);
+inline bool operator!=(const leap_config& a, const leap_config& b) { return !(a == b); }
+
+// The default configuration (same as leap_config{}).
+leap_config defaults();
+
+// Parses a TOML file on top of the defaults. Unknown sections/keys, wrong types and values out of
+// range are errors whose message starts with "<file>:<line>:<column>: " and names the full key
+// ("compiler.workers"), suggesting the closest known key where there is one. Several errors are
+// reported one per line, in file order. A TOML syntax error reports toml++'s position and text.
+leap::result<leap_config> load_file(const std::string& path);
+leap::result<leap_config> load_string(std::string_view toml_text, const std::string& source_name);
+
+// Layering: apply a file or TOML text on top of an existing config (keys absent stay as they are).
+// On error cfg is left unchanged.
+leap::result<void> apply_file(leap_config& cfg, const std::string& path);
+leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
+                                const std::string& source_name);
+
+// Applies one command-line override "section.key=value" (value parsed according to the key's
+// type: ints, floats, true/false, strings with or without quotes, string lists as TOML arrays
+// ["-O3","-g"]). Errors start with "--set <assignment>: ". On error cfg is left unchanged.
+leap::result<void> apply_override(leap_config& cfg, std::string_view assignment);
+
+// The value of one key ("compiler.workers") rendered as a TOML literal, e.g. `2` or `"sm_90"`.
+leap::result<std::string> get_value_toml(const leap_config& cfg, std::string_view full_key);
+
+// Renders the effective config as TOML: every key, in registry order. Loads back to an equal
+// config. With comments = true each section and key is preceded by its doc text.
+std::string to_toml(const leap_config& cfg);
+std::string to_toml(const leap_config& cfg, bool comments);
+
+// The content of docs/config.md: intro plus one `| key | type | default | meaning |` table per
+// section.
+std::string render_docs_markdown();
+
+} // namespace leap::config

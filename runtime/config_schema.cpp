@@ -1,0 +1,328 @@
+// The key registry: every configuration key is declared here, once, in documentation order.
+#include "runtime/config_schema.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace leap::config {
+
+// ---------------------------------------------------------------------------------------------
+// The keys. To add a section: a struct in config.hpp, a member in leap_config, a function here.
+
+namespace {
+
+void register_environment(registry& r) {
+  auto s = r.section("environment", &leap_config::environment,
+                     "Where tasks, caches and scratch files live, and which backend verifies "
+                     "candidates.");
+  s.key_enum("backend", &environment_section::backend,
+             {{"auto", backend_kind::auto_select},
+              {"cpu", backend_kind::cpu},
+              {"cuda", backend_kind::cuda}},
+             "Verification backend: `auto` = CUDA if a device is usable, else the CPU emulation; "
+             "`cpu` = the CUDA-on-CPU emulation; `cuda` = the real device.");
+  s.key("tasks_dir", &environment_section::tasks_dir,
+        "Directory of task specs; empty = the bundled `tasks/` directory.");
+  s.key("cache_dir", &environment_section::cache_dir,
+        "Cache directory (compiled artifacts); empty = `$LEAP_CACHE_DIR`, else "
+        "`$XDG_CACHE_HOME/leap`, else `~/.cache/leap`.");
+  s.key("work_dir", &environment_section::work_dir,
+        "Directory for temporary files; empty = a fresh directory under `$TMPDIR`.");
+}
+
+void register_compiler(registry& r) {
+  auto s = r.section("compiler", &leap_config::compiler,
+                     "The compile pool: nvcc for the CUDA backend, a host C++ compiler for the CPU "
+                     "emulation.");
+  s.key("workers", &compiler_section::workers, "Compile jobs run concurrently.").at_least(1);
+  s.key("nvcc", &compiler_section::nvcc,
+        "Path of nvcc; empty = `$CUDA_HOME/bin/nvcc`, else `/usr/local/cuda/bin/nvcc`.");
+  s.key("arch", &compiler_section::arch, "GPU architecture passed to nvcc (`-arch`).").non_empty();
+  s.key("nvcc_flags", &compiler_section::nvcc_flags, "Extra nvcc flags.");
+  s.key("host_cxx", &compiler_section::host_cxx, "C++ compiler for the CPU-emulation build.")
+      .non_empty();
+  s.key("emu_flags", &compiler_section::emu_flags, "Extra flags of the CPU-emulation build.");
+  s.key("timeout_seconds", &compiler_section::timeout_seconds,
+        "Time limit of one compile job; on expiry its whole process tree is killed.")
+      .greater_than(0);
+  s.key("max_diagnostic_lines", &compiler_section::max_diagnostic_lines,
+        "Lines of compiler errors kept for the feedback text.")
+      .at_least(1);
+}
+
+void register_executor(registry& r) {
+  auto s = r.section("executor", &leap_config::executor,
+                     "The pool that runs compiled candidates against the reference.");
+  s.key("workers", &executor_section::workers, "Candidate processes run concurrently.")
+      .at_least(1);
+  s.key("timeout_seconds", &executor_section::timeout_seconds,
+        "Wall-clock limit of one candidate process.")
+      .greater_than(0);
+  s.key("memory_limit_mb", &executor_section::memory_limit_mb,
+        "Address-space limit of a candidate process on the CPU backend, in MiB.")
+      .at_least(64);
+  s.key("trials", &executor_section::trials,
+        "Correctness trials per size set, each with fresh random inputs.")
+      .at_least(1);
+  s.key("seed", &executor_section::seed,
+        "Input seed: 0 = a fresh random seed per check; otherwise fixed, for reproducible "
+        "checks.")
+      .at_least(0);
+  s.key("output_limit_kb", &executor_section::output_limit_kb,
+        "KiB of stdout/stderr kept per candidate process.")
+      .at_least(1);
+}
+
+void register_emulation(registry& r) {
+  auto s = r.section("emulation", &leap_config::emulation,
+                     "The fiber-based CUDA-on-CPU emulation (the `cpu` backend).");
+  s.key("threads", &emulation_section::threads, "OS worker threads of the emulation.").at_least(1);
+  s.key("fiber_stack_kb", &emulation_section::fiber_stack_kb,
+        "Stack size of one emulated CUDA thread (fiber), in KiB.")
+      .at_least(16)
+      .at_most(65536);
+}
+
+void register_cuda(registry& r) {
+  auto s = r.section("cuda", &leap_config::cuda, "Device selection and timing on a real GPU.");
+  s.key("device", &cuda_section::device, "CUDA device ordinal.").at_least(0);
+  s.key("warmup", &cuda_section::warmup, "Untimed runs before timing.").at_least(0);
+  s.key("timing_runs", &cuda_section::timing_runs, "Timed runs per measurement.").at_least(1);
+  s.key("l2_flush_mb", &cuda_section::l2_flush_mb,
+        "MiB written between timed runs to flush the L2 cache; 0 disables the flush.")
+      .at_least(0);
+}
+
+registry build_registry() {
+  registry r;
+  register_environment(r);
+  register_compiler(r);
+  register_executor(r);
+  register_emulation(r);
+  register_cuda(r);
+  return r;
+}
+
+} // namespace
+
+const registry& schema() {
+  static const registry r = build_registry();
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry plumbing.
+
+registry::key_builder& registry::key_builder::at_least(double v) {
+  d().min = v;
+  d().min_exclusive = false;
+  return *this;
+}
+registry::key_builder& registry::key_builder::greater_than(double v) {
+  d().min = v;
+  d().min_exclusive = true;
+  return *this;
+}
+registry::key_builder& registry::key_builder::at_most(double v) {
+  d().max = v;
+  return *this;
+}
+registry::key_builder& registry::key_builder::one_of(std::vector<std::string> values) {
+  d().allowed = std::move(values);
+  return *this;
+}
+registry::key_builder& registry::key_builder::non_empty() {
+  d().non_empty = true;
+  return *this;
+}
+
+const key_descriptor* section_descriptor::find(std::string_view key) const {
+  for (const auto& k : keys)
+    if (k.name == key) return &k;
+  return nullptr;
+}
+
+const section_descriptor* registry::find_section(std::string_view name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const key_descriptor* registry::find_key(std::string_view section, std::string_view key) const {
+  const section_descriptor* s = find_section(section);
+  return s ? s->find(key) : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+std::string kind_name(value_kind k) {
+  switch (k) {
+  case value_kind::boolean: return "boolean";
+  case value_kind::integer: return "integer";
+  case value_kind::floating: return "float";
+  case value_kind::string: return "string";
+  case value_kind::string_list: return "string list";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string quote_toml(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04X", u);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string float_to_toml(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d); // shortest round-trip form
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string number_text(double d) {
+  // Bounds are written without a trailing ".0" when integral: ">= 1", "> 0".
+  if (std::floor(d) == d && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
+  return float_to_toml(d);
+}
+
+} // namespace
+
+std::string value_to_toml(const value& v) {
+  struct visitor {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return float_to_toml(d); }
+    std::string operator()(const std::string& s) const { return quote_toml(s); }
+    std::string operator()(const std::vector<std::string>& l) const {
+      std::string out = "[";
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        if (i) out += ", ";
+        out += quote_toml(l[i]);
+      }
+      return out + "]";
+    }
+  };
+  return std::visit(visitor{}, v);
+}
+
+leap::result<void> check_value(const key_descriptor& d, const value& v) {
+  if (v.index() != static_cast<std::size_t>(d.kind))
+    return make_error("internal: value of the wrong kind, expected " + kind_name(d.kind));
+  auto bound_error = [&](const std::string& shown) -> std::string {
+    std::string rule;
+    if (d.min && d.max)
+      rule = "must be " + std::string(d.min_exclusive ? "> " : ">= ") + number_text(*d.min) +
+             " and <= " + number_text(*d.max);
+    else if (d.min)
+      rule = "must be " + std::string(d.min_exclusive ? "> " : ">= ") + number_text(*d.min);
+    else
+      rule = "must be <= " + number_text(*d.max);
+    return shown + " is out of range (" + rule + ")";
+  };
+  auto out_of_bounds = [&](double x) {
+    if (d.min && (d.min_exclusive ? !(x > *d.min) : !(x >= *d.min))) return true;
+    if (d.max && !(x <= *d.max)) return true;
+    return false;
+  };
+  switch (d.kind) {
+  case value_kind::boolean: break;
+  case value_kind::integer: {
+    std::int64_t i = std::get<std::int64_t>(v);
+    if (out_of_bounds(static_cast<double>(i))) return make_error(bound_error(std::to_string(i)));
+    if (i < d.repr_min || i > d.repr_max)
+      return make_error(std::to_string(i) + " is out of range (must be between " +
+                        std::to_string(d.repr_min) + " and " + std::to_string(d.repr_max) + ")");
+    break;
+  }
+  case value_kind::floating: {
+    double x = std::get<double>(v);
+    if (!std::isfinite(x)) return make_error(float_to_toml(x) + " is not a finite number");
+    if (out_of_bounds(x)) return make_error(bound_error(float_to_toml(x)));
+    break;
+  }
+  case value_kind::string: {
+    const std::string& s = std::get<std::string>(v);
+    if (!d.allowed.empty() && std::find(d.allowed.begin(), d.allowed.end(), s) == d.allowed.end()) {
+      std::string msg = quote_toml(s) + " is not allowed; expected one of ";
+      for (std::size_t i = 0; i < d.allowed.size(); ++i)
+        msg += (i ? ", " : "") + quote_toml(d.allowed[i]);
+      return make_error(msg);
+    }
+    if (d.non_empty && s.empty()) return make_error("must not be empty");
+    break;
+  }
+  case value_kind::string_list:
+    if (d.non_empty && std::get<std::vector<std::string>>(v).empty())
+      return make_error("must not be empty");
+    break;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suggestions.
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // Optimal string alignment distance: insert, delete, substitute, swap two adjacent characters
+  // ("wrokers" -> "workers" is one edit).
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> t(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) t[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) t[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      std::size_t sub = t[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      t[i][j] = std::min({t[i - 1][j] + 1, t[i][j - 1] + 1, sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        t[i][j] = std::min(t[i][j], t[i - 2][j - 2] + 1);
+    }
+  }
+  return t[n][m];
+}
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& c : candidates) {
+    std::size_t dist = edit_distance(word, c);
+    if (dist < best_d) {
+      best_d = dist;
+      best = c;
+    }
+  }
+  if (!best) return std::nullopt;
+  std::size_t limit = std::max<std::size_t>(2, std::min(word.size(), best->size()) / 3);
+  if (best_d == 0 || best_d > limit) return std::nullopt;
+  return best;
+}
+
+} // namespace leap::config

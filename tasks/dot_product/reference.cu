@@ -1,0 +1,41 @@
+// Reference for task dot_product: a simple two-kernel reduction in double. Each block reduces a
+// grid-stride slice in shared memory and writes one partial; one thread then adds the partials.
+// Used by leap as ground truth for candidates; compiled by nvcc and by the CPU emulation.
+#include <cuda_runtime.h>
+
+constexpr int k_block = 256;
+
+__global__ void dot_product_partials(const float* a, const float* b, double* partials, int n) {
+  __shared__ double s[k_block];
+  double acc = 0.0;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    acc += (double)a[i] * b[i];
+  }
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = s[0];
+}
+
+__global__ void dot_product_finish(const double* partials, int count, float* out) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double total = 0.0;
+    for (int i = 0; i < count; ++i) total += partials[i];
+    out[0] = (float)total;
+  }
+}
+
+extern "C" void solution(const float* a, const float* b, float* out, int n) {
+  int grid = (n + k_block - 1) / k_block;
+  if (grid > 1024) grid = 1024;
+  if (grid < 1) grid = 1;
+  double* partials = nullptr;
+  cudaMalloc(&partials, grid * sizeof(double));
+  dot_product_partials<<<grid, k_block>>>(a, b, partials, n);
+  dot_product_finish<<<1, 1>>>(partials, grid, out);
+  cudaDeviceSynchronize();
+  cudaFree(partials);
+}

@@ -1,0 +1,23 @@
+// Reference for task softmax_rows: naive and correct, one thread per row, sums in double.
+// Used by leap as ground truth for candidates; compiled by nvcc and by the CPU emulation.
+#include <cuda_runtime.h>
+
+__global__ void softmax_rows_kernel(const float* x, float* y, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* xr = x + (long long)r * cols;
+  float* yr = y + (long long)r * cols;
+  float m = xr[0];
+  for (int j = 1; j < cols; ++j) m = fmaxf(m, xr[j]);
+  double sum = 0.0;
+  for (int j = 0; j < cols; ++j) sum += (double)expf(xr[j] - m);
+  for (int j = 0; j < cols; ++j) yr[j] = (float)((double)expf(xr[j] - m) / sum);
+}
+
+extern "C" void solution(const float* x, float* y, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) return;
+  const int block = 128;
+  const int grid = (rows + block - 1) / block;
+  softmax_rows_kernel<<<grid, block>>>(x, y, rows, cols);
+  cudaDeviceSynchronize();
+}

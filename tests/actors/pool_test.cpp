@@ -1,0 +1,148 @@
+// Supervision and scheduling of the supervised pool (used by the compiler and executor pools),
+// driven by a job runner whose jobs finish on their own threads after a delay, like child
+// processes do: bounded concurrency, a dead worker replaced and its job retried once, a job
+// whose workers die twice failed with a reason, queued jobs cancelled before they start.
+#include "actors/supervised_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+using namespace leap;
+using namespace std::chrono_literals;
+
+namespace {
+
+using runner_t = actors::job_runner<msg::compile_request, msg::compile_reply>;
+using pool_t = msg::compiler_pool_actor;
+
+struct counters {
+  std::atomic<int> started{0};
+  std::atomic<int> running{0};
+  std::atomic<int> max_running{0};
+};
+
+std::shared_ptr<runner_t> delayed_runner(std::shared_ptr<counters> c, std::chrono::milliseconds d) {
+  auto r = std::make_shared<runner_t>();
+  r->start = [c, d](const msg::compile_request& req, runner_t::done_fn done) -> runner_t::cancel_fn {
+    ++c->started;
+    int now = ++c->running;
+    int prev = c->max_running.load();
+    while (now > prev && !c->max_running.compare_exchange_weak(prev, now)) {
+    }
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    std::thread([c, d, req, done, cancelled] {
+      std::this_thread::sleep_for(d);
+      --c->running;
+      msg::compile_reply rep;
+      rep.id = req.id;
+      rep.status = cancelled->load() ? "cancelled" : "ok";
+      rep.executable = req.source;
+      done(rep, "");
+    }).detach();
+    return [cancelled] { *cancelled = true; };
+  };
+  r->count = [](const msg::compile_reply& r, msg::pool_stats& s) {
+    if (r.cached)
+      ++s.cache_hits;
+  };
+  return r;
+}
+
+struct pool_fixture : ::testing::Test {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  void SetUp() override {
+    msg::register_message_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+  pool_t spawn(std::size_t n, std::shared_ptr<runner_t> r) {
+    return sys->spawn(actors::supervised_pool<msg::compile_atom, msg::compile_request, msg::compile_reply>,
+                      std::string("test_pool"), n, r);
+  }
+};
+
+} // namespace
+
+TEST_F(pool_fixture, BoundsConcurrencyAndAnswersEveryJob) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(2, delayed_runner(c, 30ms));
+  caf::scoped_actor self{*sys};
+  std::vector<decltype(self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{}))> hs;
+  for (std::uint64_t i = 1; i <= 6; ++i)
+    hs.push_back(self->request(pool, 5s, msg::compile_atom_v,
+                               msg::compile_request{i, "t", "src" + std::to_string(i), "cpu", false}));
+  for (std::size_t i = 0; i < hs.size(); ++i)
+    hs[i].receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "src" + std::to_string(i + 1)); },
+                  [&](caf::error& e) { FAIL() << sys->render(e); });
+  EXPECT_EQ(c->started, 6);
+  EXPECT_LE(c->max_running, 2);
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) {
+      EXPECT_EQ(s.completed, 6u);
+      EXPECT_EQ(s.workers, 2u);
+      EXPECT_EQ(s.busy, 0u);
+    },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(pool_fixture, DeadWorkerIsReplacedAndItsJobRetriedOnce) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 300ms));
+  caf::scoped_actor self{*sys};
+  auto h = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
+  std::this_thread::sleep_for(100ms); // the job is running on worker 0
+  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
+  h.receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "a"); },
+            [&](caf::error& e) { FAIL() << sys->render(e); });
+  EXPECT_EQ(c->started, 2); // the original run and the retry
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) {
+      EXPECT_EQ(s.worker_restarts, 1u);
+      EXPECT_EQ(s.retried, 1u);
+      EXPECT_EQ(s.completed, 1u);
+    },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(pool_fixture, JobFailsWithReasonWhenItsWorkerDiesTwice) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 400ms));
+  caf::scoped_actor self{*sys};
+  auto h = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
+  std::this_thread::sleep_for(100ms);
+  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
+  std::this_thread::sleep_for(150ms); // the retry is running on the replacement
+  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
+  h.receive([&](msg::compile_reply&) { FAIL() << "expected an error"; },
+            [&](caf::error& e) {
+              EXPECT_NE(sys->render(e).find("died twice"), std::string::npos) << sys->render(e);
+            });
+  // The pool keeps serving after both restarts.
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", "cpu", false})
+    .receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "b"); },
+             [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(pool_fixture, QueuedJobCancelledBeforeItStartsNeverRuns) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 200ms));
+  caf::scoped_actor self{*sys};
+  auto h1 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
+  auto h2 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", "cpu", false});
+  std::this_thread::sleep_for(50ms);
+  caf::anon_send(pool, msg::cancel_atom_v, std::uint64_t{2});
+  h1.receive([&](msg::compile_reply& r) { EXPECT_EQ(r.status, "ok"); },
+             [&](caf::error& e) { FAIL() << sys->render(e); });
+  h2.receive([&](msg::compile_reply&) { FAIL() << "cancelled job answered"; },
+             [&](caf::error& e) { EXPECT_NE(sys->render(e).find("cancelled"), std::string::npos); });
+  EXPECT_EQ(c->started, 1);
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) { EXPECT_EQ(s.cancelled, 1u); },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}

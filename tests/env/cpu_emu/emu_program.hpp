@@ -1,0 +1,25 @@
+// Test helper for the CPU emulation: rewrites a CUDA program, compiles it with g++ against the
+// shim headers and leap_emu_rt, runs it under a timeout and captures its output. Used by the
+// GoogleTest cases of test_cpu_emu from the test's main thread.
+#pragma once
+
+#include <string>
+
+namespace leap::emu::testing {
+
+struct program_result {
+  bool rewritten = false;
+  std::string rewrite_error;
+  int compile_rc = -1;
+  std::string compile_log;
+  int run_rc = -1;        // exit status; 124 when the timeout killed it
+  std::string output;     // stdout + stderr of the run
+  double run_seconds = 0;
+};
+
+// `name` names the work files; `cuda` is a whole program with its own main(). When `raw_cpp`
+// is true the source is compiled as is (no rewrite), for testing the runtime directly.
+program_result build_and_run(const std::string& name, const std::string& cuda, int timeout_s = 30,
+                             bool raw_cpp = false, const std::string& env = "");
+
+}  // namespace leap::emu::testing

@@ -1,0 +1,161 @@
+// Unit tests of leap::emu::rewrite_cuda_source: launches, shared memory, comments and literals,
+// line numbers, unsupported-feature errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "env/cpu_emu/rewriter.hpp"
+
+namespace {
+
+using leap::emu::rewrite_cuda_source;
+
+// The rewritten body without the prelude (everything after the #line directive).
+std::string body(const std::string& code) {
+  auto at = code.find("#line 1 ");
+  EXPECT_NE(at, std::string::npos);
+  return code.substr(code.find('\n', at) + 1);
+}
+
+int line_of(const std::string& text, const std::string& needle) {
+  auto at = text.find(needle);
+  if (at == std::string::npos) return -1;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+TEST(CpuEmuRewriter, SimpleLaunch) {
+  auto r = rewrite_cuda_source("void f(float* a, int n) { add<<<(n + 255) / 256, 256>>>(a, n); }", "x.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.launches, 1);
+  EXPECT_FALSE(r.uses_sync);
+  EXPECT_NE(r.code.find("#define LEAP_EMU_TU_USES_SYNC 0"), std::string::npos);
+  EXPECT_NE(r.code.find("#line 1 \"x.cu\""), std::string::npos);
+  EXPECT_NE(r.code.find("::leap_emu::launch_kernel(\"add\", LEAP_EMU_TU_USES_SYNC, "
+                        "::leap_emu::make_launch_config((n + 255) / 256, 256), "
+                        "[&](auto&... leap_emu_args) { add(leap_emu_args...); }, a, n);"),
+            std::string::npos)
+      << r.code;
+}
+
+TEST(CpuEmuRewriter, ThreeAndFourArgConfigsTemplatesNamespaces) {
+  const char* src =
+      "void f(float* a, cudaStream_t s) {\n"
+      "  ns::inner::k<float, (4 > 2)><<<dim3(g(1, 2), 1), blk, 64 * sizeof(float)>>>(a, h(a, 3));\n"
+      "  k2<std::pair<int, int>><<<1, 32, 0, s>>>();\n"
+      "  ::k3 <<< grid , block >>> ( a );\n"
+      "}\n";
+  auto r = rewrite_cuda_source(src, "t.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.launches, 3);
+  const std::string b = body(r.code);
+  EXPECT_NE(b.find("make_launch_config(dim3(g(1, 2), 1), blk, 64 * sizeof(float))"), std::string::npos) << b;
+  EXPECT_NE(b.find("{ ns::inner::k<float, (4 > 2)>(leap_emu_args...); }, a, h(a, 3))"), std::string::npos) << b;
+  EXPECT_NE(b.find("make_launch_config(1, 32, 0, s), [&](auto&... leap_emu_args) { "
+                   "k2<std::pair<int, int>>(leap_emu_args...); })"),
+            std::string::npos)
+      << b;
+  EXPECT_NE(b.find("launch_kernel(\"::k3\""), std::string::npos) << b;
+  EXPECT_EQ(b.find("<<<"), std::string::npos);
+}
+
+TEST(CpuEmuRewriter, SkipsCommentsAndLiterals) {
+  const char* src =
+      "// k<<<1, 1>>>(x); __syncthreads();\n"
+      "/* k<<<1, 1>>>(x);\n __syncthreads(); */\n"
+      "const char* s1 = \"k<<<1, 1>>>(x) __syncthreads() \\\" asm\";\n"
+      "const char* s2 = R\"raw(k<<<1, 1>>>(x) \" __shared__ )raw\";\n"
+      "char c = '<'; char d = '\\''; int big = 1'000'000;\n";
+  auto r = rewrite_cuda_source(src, "c.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.launches, 0);
+  EXPECT_FALSE(r.uses_sync);
+  EXPECT_EQ(body(r.code), src);
+}
+
+TEST(CpuEmuRewriter, LineNumbersPreserved) {
+  const char* src =
+      "__global__ void k(float* a, int n) {}\n"
+      "void f(float* a, int n) {\n"
+      "  k\n"
+      "  <<<\n"
+      "    (n + 255) / 256,\n"
+      "    256>>>\n"
+      "  (a,\n"
+      "   n);\n"
+      "  int marker_after = 0;\n"
+      "}\n";
+  auto r = rewrite_cuda_source(src, "lines.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string b = body(r.code);
+  EXPECT_EQ(std::count(b.begin(), b.end(), '\n'), 10);
+  EXPECT_EQ(line_of(b, "marker_after"), 9);
+  EXPECT_EQ(line_of(b, "launch_kernel"), 3);
+}
+
+TEST(CpuEmuRewriter, SharedMemory) {
+  const char* src =
+      "extern __shared__ float file_scope_dyn[];\n"
+      "__global__ void k() {\n"
+      "  __shared__ float tile[16][17];\n"
+      "  static __shared__ int counter;\n"
+      "  extern __shared__ __align__(16) unsigned char raw[];\n"
+      "  extern __shared__ float4 v4[] __attribute__((aligned(16)));\n"
+      "  __syncthreads();\n"
+      "}\n";
+  auto r = rewrite_cuda_source(src, "s.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.uses_sync);
+  const std::string b = body(r.code);
+  EXPECT_NE(b.find("static thread_local float* const file_scope_dyn = static_cast<float*>("
+                   "::leap_emu::detail::dynamic_smem());"),
+            std::string::npos)
+      << b;
+  EXPECT_NE(b.find("static thread_local float tile[16][17];"), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local int counter;"), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local unsigned char* const raw = static_cast<unsigned char*>("), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local float4* const v4 = static_cast<float4*>("), std::string::npos) << b;
+  EXPECT_EQ(std::count(b.begin(), b.end(), '\n'), 8);
+}
+
+TEST(CpuEmuRewriter, NoinlineAndSyncDetection) {
+  auto r = rewrite_cuda_source("__device__ __noinline__ int f(int v) { return __shfl_xor_sync(~0u, v, 1); }", "n.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.uses_sync);
+  EXPECT_NE(r.code.find("__device__ __attribute__((noinline)) int f"), std::string::npos);
+  EXPECT_NE(r.code.find("#define LEAP_EMU_TU_USES_SYNC 1"), std::string::npos);
+}
+
+TEST(CpuEmuRewriter, UnsupportedFeatures) {
+  auto a = rewrite_cuda_source("__global__ void k(int* p) {\n  int x;\n  asm volatile(\"mov.u32 %0, 1;\" : \"=r\"(x));\n}\n", "a.cu");
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.error.find("inline assembly (asm) at line 3"), std::string::npos) << a.error;
+
+  auto h = rewrite_cuda_source("#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n", "h.cu");
+  EXPECT_FALSE(h.ok);
+  EXPECT_NE(h.error.find("half precision (cuda_fp16.h) at line 2"), std::string::npos) << h.error;
+
+  auto w = rewrite_cuda_source("#include <mma.h>\nusing namespace nvcuda;\n", "w.cu");
+  EXPECT_FALSE(w.ok);
+  EXPECT_NE(w.error.find("WMMA"), std::string::npos) << w.error;
+
+  auto cg = rewrite_cuda_source("namespace cg = cooperative_groups;\n", "cg.cu");
+  EXPECT_FALSE(cg.ok);
+  EXPECT_NE(cg.error.find("cooperative groups at line 1"), std::string::npos) << cg.error;
+
+  auto t = rewrite_cuda_source("\n\ntexture<float, 1> tex;\n", "t.cu");
+  EXPECT_FALSE(t.ok);
+  EXPECT_NE(t.error.find("textures at line 3"), std::string::npos) << t.error;
+
+  // A variable named `half` is fine; only the CUDA types are rejected.
+  auto ok = rewrite_cuda_source("int half = 3; const char* s = \"__half asm\";\n", "ok.cu");
+  EXPECT_TRUE(ok.ok) << ok.error;
+}
+
+TEST(CpuEmuRewriter, MalformedLaunchIsAnError) {
+  auto r = rewrite_cuda_source("void f() { k<<<1, 1>>>; }", "m.cu");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("line 1"), std::string::npos) << r.error;
+}
+
+}  // namespace

@@ -1,0 +1,332 @@
+// Unit tests of env/ pieces that need no compiler: shape expressions, signatures, the task
+// loader and its errors, glue and job text, static guards, output comparison, feedback text.
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "env/compare.hpp"
+#include "env/feedback.hpp"
+#include "env/glue.hpp"
+#include "env/guards.hpp"
+#include "env/shape_expr.hpp"
+#include "env/signature.hpp"
+#include "env/task.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+using namespace leap;
+using namespace leap::env;
+
+TEST(ShapeExpr, Arithmetic) {
+  std::map<std::string, long long> v{{"M", 3}, {"K", 5}, {"n", 10}, {"k", 3}};
+  EXPECT_EQ(*eval_shape("M*K", v), 15);
+  EXPECT_EQ(*eval_shape("n - k + 1", v), 8);
+  EXPECT_EQ(*eval_shape("(M + 1) * (K - 1) / 2", v), 8);
+  EXPECT_EQ(*eval_shape("1", v), 1);
+  EXPECT_EQ(*eval_shape("-M + 4", v), 1);
+}
+
+TEST(ShapeExpr, Errors) {
+  std::map<std::string, long long> v{{"n", 1}};
+  auto r = eval_shape("n * m", v);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("unknown size parameter 'm'"), std::string::npos);
+  EXPECT_FALSE(eval_shape("(n", v).ok());
+  EXPECT_FALSE(eval_shape("n / 0", v).ok());
+  EXPECT_FALSE(eval_shape("n $ 2", v).ok());
+  EXPECT_FALSE(eval_shape("", v).ok());
+}
+
+TEST(Signature, ParsesSupportedTypes) {
+  auto r = parse_signature(
+    R"(extern "C" void solution(const float* a, float *b, const int* __restrict__ c, int* d, int n))");
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[0].c_type(), "const float*");
+  EXPECT_EQ((*r)[1].c_type(), "float*");
+  EXPECT_EQ((*r)[2].c_type(), "const int*");
+  EXPECT_EQ((*r)[3].c_type(), "int*");
+  EXPECT_EQ((*r)[4].c_type(), "int");
+  EXPECT_EQ((*r)[4].name, "n");
+  EXPECT_EQ(render_signature(*r),
+            R"(extern "C" void solution(const float* a, float* b, const int* c, int* d, int n))");
+}
+
+TEST(Signature, RejectsUnsupported) {
+  EXPECT_FALSE(parse_signature(R"(void solution(float* a))").ok());
+  EXPECT_FALSE(parse_signature(R"(extern "C" void solution(double* a))").ok());
+  EXPECT_FALSE(parse_signature(R"(extern "C" void solution(float a))").ok());
+  EXPECT_FALSE(parse_signature(R"(extern "C" void kernel(float* a))").ok());
+}
+
+namespace {
+
+struct temp_task {
+  std::string dir;
+  explicit temp_task(const std::string& toml, const std::string& name = "demo") {
+    auto d = make_temp_dir(temp_root(), "leap-task-");
+    dir = *d + "/" + name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/task.toml") << toml;
+    std::ofstream(dir + "/reference.cu") << "// reference\n";
+  }
+  ~temp_task() { std::filesystem::remove_all(std::filesystem::path(dir).parent_path()); }
+  std::string path() const { return dir + "/task.toml"; }
+};
+
+const char* good_task = R"TOML(name = "demo"
+level = 1
+description = "c = a + b"
+signature = 'extern "C" void solution(const float* a, float* c, int n)'
+reference = "reference.cu"
+atol = 1e-5
+rtol = 1e-5
+
+[[args]]
+name = "a"
+shape = "n"
+role = "input"
+init = "uniform(-1, 1)"
+
+[[args]]
+name = "c"
+shape = "n"
+role = "output"
+
+[[args]]
+name = "n"
+
+[[sizes]]
+n = 1000
+[[sizes]]
+n = 7
+)TOML";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  return s.replace(p, from.size(), to);
+}
+
+} // namespace
+
+TEST(TaskLoader, LoadsAValidTask) {
+  temp_task t(good_task);
+  auto r = load_task(t.path());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->name, "demo");
+  ASSERT_EQ(r->args.size(), 3u);
+  EXPECT_EQ(r->args[0].role, arg_role::input);
+  EXPECT_EQ(r->args[0].init.kind, init_dist::uniform);
+  EXPECT_EQ(r->args[1].role, arg_role::output);
+  EXPECT_EQ(r->args[2].role, arg_role::size);
+  ASSERT_EQ(r->sizes.size(), 2u);
+  EXPECT_EQ(r->elements(0, r->sizes[1]), 7);
+  EXPECT_EQ(r->reference_source, "// reference\n");
+}
+
+TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {
+  {
+    temp_task t(replace(good_task, "level = 1", "level = 1\nlevle = 2"));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find(t.path() + ":3:"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("levle: unknown key"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "role = \"output\"", "role = \"outptu\""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find(":16:"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("args[1].role"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "uniform(-1, 1)", "uniform(1, -1)"));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("args[0].init"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "shape = \"n\"\nrole = \"input\"", "shape = \"m\"\nrole = \"input\""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("unknown size parameter 'm'"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "name = \"a\"", "name = \"x\""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("args[0].name"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "[[sizes]]\nn = 7\n", ""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("at least two [[sizes]]"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "level = 1", "level = [1"));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find(t.path() + ":2:"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(good_task, "other_name");
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("task directory is 'other_name'"), std::string::npos);
+  }
+}
+
+TEST(TaskLoader, BundledSuiteLoads) {
+  auto suite = load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
+  ASSERT_TRUE(suite.ok()) << suite.message();
+  EXPECT_GE(suite->size(), 16u);
+  std::map<std::string, std::string> required = {
+    {"vector_add", R"(extern "C" void solution(const float* a, const float* b, float* c, int n))"},
+    {"relu", R"(extern "C" void solution(const float* x, float* y, int n))"},
+    {"softmax_rows", R"(extern "C" void solution(const float* x, float* y, int rows, int cols))"},
+    {"matmul", R"(extern "C" void solution(const float* A, const float* B, float* C, int M, int N, int K))"},
+    {"sum_reduce", R"(extern "C" void solution(const float* x, float* out, int n))"},
+    {"layernorm_rows", R"(extern "C" void solution(const float* x, const float* gamma, const float* beta, float* y, int rows, int cols))"},
+    {"matmul_bias_relu", R"(extern "C" void solution(const float* A, const float* B, const float* bias, float* C, int M, int N, int K))"},
+  };
+  std::set<int> levels;
+  for (auto& t : *suite) {
+    levels.insert(t.level);
+    std::vector<param> ps;
+    for (auto& a : t.args)
+      ps.push_back(a.p);
+    if (required.count(t.name)) {
+      EXPECT_EQ(render_signature(ps), required[t.name]) << t.name;
+      required.erase(t.name);
+    }
+    // At least one size set that is not a multiple of 32 in some dimension.
+    bool odd = false;
+    for (auto& s : t.sizes)
+      for (auto& [k, v] : s)
+        odd = odd || v % 32 != 0;
+    EXPECT_TRUE(odd) << t.name << " has only block-size-friendly sizes";
+  }
+  EXPECT_TRUE(required.empty());
+  EXPECT_EQ(levels, (std::set<int>{1, 2, 3}));
+}
+
+TEST(Glue, InvokesSolutionWithCasts) {
+  temp_task t(good_task);
+  auto task = load_task(t.path());
+  ASSERT_TRUE(task.ok());
+  auto g = make_glue_source(*task);
+  EXPECT_NE(g.find(R"(extern "C" void solution(const float* a, float* c, int n);)"), std::string::npos);
+  EXPECT_NE(g.find("static_cast<const float*>(p[0]), static_cast<float*>(p[1]), static_cast<int>(v[2])"),
+            std::string::npos) << g;
+  auto job = make_job_text(*task, 42, 3, false, false, 1, 2, 0);
+  EXPECT_NE(job.find("seed 42\n"), std::string::npos);
+  EXPECT_NE(job.find("trials 3\n"), std::string::npos);
+  EXPECT_NE(job.find("size 1000 1000 1000\n"), std::string::npos) << job;
+  EXPECT_NE(job.find("size 7 7 7\n"), std::string::npos);
+}
+
+TEST(Guards, BlanksCommentsAndStrings) {
+  auto b = blank_comments_and_strings("a // fopen(\nb /* system( */ \"exit(\" R\"x(popen()x\" c");
+  EXPECT_EQ(b.find("fopen"), std::string::npos);
+  EXPECT_EQ(b.find("system"), std::string::npos);
+  EXPECT_EQ(b.find("exit"), std::string::npos);
+  EXPECT_EQ(b.find("popen"), std::string::npos);
+  EXPECT_NE(b.find('c'), std::string::npos);
+  EXPECT_EQ(std::count(b.begin(), b.end(), '\n'), 1);
+}
+
+TEST(Guards, RejectsForbiddenThingsAndAcceptsNormalCode) {
+  const std::string ok = "#include <cuda_runtime.h>\n__global__ void k(float* x){}\n"
+                         "// fopen( in a comment is fine\n"
+                         "extern \"C\" void solution(float* x, int n) { k<<<1,1>>>(x); }\n";
+  EXPECT_TRUE(static_check(ok, {}).ok) << static_check(ok, {}).reason;
+  auto r = static_check("#include <cublas_v2.h>\nextern \"C\" void solution(){}", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("cublas"), std::string::npos);
+  EXPECT_EQ(r.line, 1);
+  EXPECT_TRUE(static_check("#include <cublas_v2.h>\nextern \"C\" void solution(){}", {"cublas"}).ok);
+  r = static_check("#include <thrust/sort.h>\nextern \"C\" void solution(){}", {});
+  EXPECT_FALSE(r.ok);
+  r = static_check("extern \"C\" void solution(){\n  system(\"rm -rf /\");\n}", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.line, 2);
+  EXPECT_NE(r.reason.find("'system'"), std::string::npos);
+  r = static_check("extern \"C\" void solution(){ FILE* f = fopen(\"x\", \"w\"); }", {});
+  EXPECT_FALSE(r.ok);
+  r = static_check("__global__ void k(){}\n", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("no entry point"), std::string::npos);
+  r = static_check("#include <fstream>\nextern \"C\" void solution(){}", {});
+  EXPECT_FALSE(r.ok);
+}
+
+namespace {
+std::string floats(std::initializer_list<float> v) {
+  std::string s(v.size() * 4, '\0');
+  std::memcpy(s.data(), std::data(v), s.size());
+  return s;
+}
+} // namespace
+
+TEST(Compare, ToleranceNanAndFirstMismatch) {
+  temp_task t(replace(good_task, "n = 1000", "n = 2"));
+  auto task = load_task(t.path());
+  ASSERT_TRUE(task.ok());
+  // Layout: size set 0 (n=2) trial 0, size set 1 (n=7) trial 0; only output c.
+  auto ref = floats({1, 2, 0, 0, 0, 0, 0, 0, 1});
+  auto same = compare_outputs(*task, 1, ref, ref);
+  EXPECT_TRUE(same.ok);
+  EXPECT_EQ(same.trials_passed, 2);
+  auto close = floats({1 + 5e-6f, 2, 0, 0, 0, 0, 0, 0, 1});
+  EXPECT_TRUE(compare_outputs(*task, 1, close, ref).ok);
+  auto off = floats({1, 2, 0, 0, 0, 3.5f, 0, 0, std::nanf("")});
+  auto c = compare_outputs(*task, 1, off, ref);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.size_set, 1);
+  EXPECT_EQ(c.first_index, 3);
+  EXPECT_EQ(c.output, "c");
+  EXPECT_FLOAT_EQ(c.expected, 0);
+  EXPECT_FLOAT_EQ(c.actual, 3.5f);
+  EXPECT_EQ(c.mismatches, 2); // 3.5 and the NaN
+  EXPECT_EQ(c.trials_passed, 1);
+  EXPECT_TRUE(std::isinf(c.max_abs));
+  EXPECT_FALSE(compare_outputs(*task, 1, floats({1}), ref).error.empty());
+}
+
+TEST(Feedback, CleansDiagnosticsAndDescribesVerdicts) {
+  std::string raw = "/tmp/leap-x/build-1/solution.cu(3): error: identifier \"q\" is undefined\n"
+                    "      q = 1;\n      ^\n\n1 error detected in the compilation of "
+                    "\"/tmp/leap-x/build-1/solution.cu\".\n";
+  auto d = clean_diagnostics(raw, "/tmp/leap-x/build-1", 12);
+  EXPECT_EQ(d.find("/tmp"), std::string::npos) << d;
+  EXPECT_EQ(d.find("error detected"), std::string::npos) << d;
+  EXPECT_EQ(d.rfind("solution.cu(3): error: identifier \"q\" is undefined", 0), 0u) << d;
+  EXPECT_EQ(leap::split_lines(clean_diagnostics(raw, "", 1)).size(), 2u);
+
+  temp_task t(good_task);
+  auto task = load_task(t.path());
+  ASSERT_TRUE(task.ok());
+  verdict v;
+  v.st = status::wrong_answer;
+  v.mismatch_output = "c";
+  v.mismatch_size_set = 1;
+  v.mismatch_index = 3;
+  v.expected = 0.5;
+  v.actual = 3.6;
+  v.mismatches = 2;
+  v.max_abs_error = 3.1;
+  auto f = make_feedback(v, *task);
+  EXPECT_NE(f.find("wrong result for output c (size set n=7)"), std::string::npos) << f;
+  EXPECT_NE(f.find("index 3 (expected 0.5, got 3.6)"), std::string::npos) << f;
+  EXPECT_NE(f.find("2 of 7 elements"), std::string::npos) << f;
+  v.st = status::correct;
+  v.backend = "cpu";
+  v.trials_run = 4;
+  EXPECT_NE(make_feedback(v, *task).find("correctness only"), std::string::npos);
+}

@@ -1,0 +1,109 @@
+// Tests of the asynchronous process runner: exit codes, signals, timeouts that kill the whole
+// process group, output caps, resource limits, cancellation and concurrency.
+#include "env/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+using namespace leap::env;
+
+namespace {
+process_spec sh(const std::string& script, double timeout = 10) {
+  process_spec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.timeout_seconds = timeout;
+  return s;
+}
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+} // namespace
+
+TEST(Process, ExitCodeAndOutput) {
+  auto o = run_blocking(sh("echo hello; echo oops >&2; exit 3"));
+  ASSERT_TRUE(o.started);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_FALSE(o.signaled);
+  EXPECT_EQ(o.out, "hello\n");
+  EXPECT_EQ(o.err, "oops\n");
+  EXPECT_EQ(o.describe(), "exit code 3");
+}
+
+TEST(Process, SignalIsReported) {
+  auto o = run_blocking(sh("kill -SEGV $$"));
+  EXPECT_TRUE(o.signaled);
+  EXPECT_EQ(o.term_signal, SIGSEGV);
+  EXPECT_NE(o.describe().find("SIGSEGV"), std::string::npos) << o.describe();
+}
+
+TEST(Process, MissingProgramIsAStartError) {
+  process_spec s;
+  s.argv = {"/nonexistent/leap-tool"};
+  auto o = run_blocking(s);
+  EXPECT_FALSE(o.started);
+  EXPECT_FALSE(o.start_error.empty());
+}
+
+TEST(Process, TimeoutKillsTheWholeGroup) {
+  // The child starts a grandchild that would outlive it, writes its pid, and hangs.
+  char tmpl[] = "/tmp/leap-proc-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string pidfile = std::string(tmpl) + "/pid";
+  auto t0 = std::chrono::steady_clock::now();
+  auto o = run_blocking(sh("sleep 60 & echo $! > " + pidfile + "; sleep 60", 0.5));
+  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(o.timed_out);
+  EXPECT_LT(secs, 5.0);
+  FILE* f = std::fopen(pidfile.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int pid = 0;
+  ASSERT_EQ(std::fscanf(f, "%d", &pid), 1);
+  std::fclose(f);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alive(pid)) << "grandchild " << pid << " survived the timeout";
+  std::remove(pidfile.c_str());
+  ::rmdir(tmpl);
+}
+
+TEST(Process, OutputIsCapped) {
+  auto s = sh("head -c 1000000 /dev/zero | tr '\\0' x");
+  s.output_limit = 1000;
+  auto o = run_blocking(s);
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(o.out.size(), 1000u);
+  EXPECT_TRUE(o.out_truncated);
+}
+
+TEST(Process, AddressSpaceLimitApplies) {
+  auto s = sh("python3 -c 'x = bytearray(512*1024*1024)' 2>/dev/null || exit 42");
+  s.address_space_bytes = 256ll << 20;
+  auto o = run_blocking(s);
+  EXPECT_EQ(o.exit_code, 42) << o.describe();
+}
+
+TEST(Process, CleanEnvironment) {
+  auto s = sh("echo \"[$HOME][$LEAP_X]\"");
+  s.argv[0] = "/bin/sh";
+  s.clean_env = true;
+  s.env = {"LEAP_X=1"};
+  auto o = run_blocking(s);
+  EXPECT_EQ(o.out, "[][1]\n");
+}
+
+TEST(Process, CancelAndConcurrency) {
+  process_runner runner;
+  std::promise<process_outcome> slow_p;
+  auto h = runner.start(sh("sleep 30"), [&](process_outcome o) { slow_p.set_value(std::move(o)); });
+  std::vector<std::promise<process_outcome>> ps(8);
+  for (int i = 0; i < 8; ++i)
+    runner.start(sh("exit " + std::to_string(i)), [&ps, i](process_outcome o) { ps[i].set_value(std::move(o)); });
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(ps[i].get_future().get().exit_code, i);
+  runner.cancel(h);
+  auto o = slow_p.get_future().get();
+  EXPECT_TRUE(o.cancelled);
+  EXPECT_EQ(runner.active(), 0u);
+}

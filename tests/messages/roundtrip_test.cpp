@@ -1,0 +1,130 @@
+// Every registered message type survives CAF's binary serializer unchanged (the cluster sends
+// them over the network), and the type-id block registers them all.
+#include "messages/interfaces.hpp"
+
+#include <caf/all.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace leap;
+
+namespace {
+
+struct fixture : ::testing::Test {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  void SetUp() override {
+    msg::register_message_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+  template <class T>
+  T roundtrip(T x) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys, buf};
+    auto e1 = sink(x);
+    EXPECT_FALSE(e1) << sys->render(e1);
+    T y;
+    caf::binary_deserializer source{*sys, buf};
+    auto e2 = source(y);
+    EXPECT_FALSE(e2) << sys->render(e2);
+    return y;
+  }
+};
+
+env::verdict sample_verdict() {
+  env::verdict v;
+  v.task = "softmax_rows";
+  v.backend = "cuda";
+  v.st = env::status::wrong_answer;
+  v.reason = "mismatch";
+  v.max_abs_error = 3.25;
+  v.max_rel_error = 0.5;
+  v.mismatch_index = 17;
+  v.mismatch_output = "y";
+  v.mismatch_size_set = 1;
+  v.expected = 0.5;
+  v.actual = 3.75;
+  v.mismatches = 12;
+  v.trials_run = 4;
+  v.trials_passed = 3;
+  v.diagnostics = "diag";
+  v.timed = true;
+  v.candidate_ms = 0.125;
+  v.reference_ms = 1.5;
+  v.speedup = 12;
+  v.compile_seconds = 0.9;
+  v.run_seconds = 0.4;
+  v.cached = true;
+  v.emulation_unsupported = true;
+  v.feedback = "wrong result";
+  return v;
+}
+
+} // namespace
+
+TEST_F(fixture, VerdictRoundTrips) {
+  auto v = roundtrip(sample_verdict());
+  auto w = sample_verdict();
+  EXPECT_EQ(env::to_json(v), env::to_json(w));
+  EXPECT_EQ(v.st, env::status::wrong_answer);
+}
+
+TEST_F(fixture, CompileMessagesRoundTrip) {
+  msg::compile_request rq{42, "matmul", "__global__ void k(){}", "cuda", true};
+  auto r = roundtrip(rq);
+  EXPECT_EQ(r.id, 42u);
+  EXPECT_EQ(r.task, "matmul");
+  EXPECT_EQ(r.source, rq.source);
+  EXPECT_EQ(r.backend, "cuda");
+  EXPECT_TRUE(r.reference);
+  msg::compile_reply rp{7, "compile_error", "/x/worker", "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
+  auto p = roundtrip(rp);
+  EXPECT_EQ(p.id, 7u);
+  EXPECT_EQ(p.status, "compile_error");
+  EXPECT_EQ(p.executable, "/x/worker");
+  EXPECT_EQ(p.diagnostics, rp.diagnostics);
+  EXPECT_EQ(p.stage, "nvcc");
+  EXPECT_DOUBLE_EQ(p.seconds, 1.5);
+  EXPECT_TRUE(p.cached);
+  EXPECT_EQ(p.key, "abc");
+  EXPECT_EQ(p.attempts, 2);
+}
+
+TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
+  msg::exec_request rq{9, "relu", "cpu", "/a/worker", "/b/worker", true};
+  auto r = roundtrip(rq);
+  EXPECT_EQ(r.id, 9u);
+  EXPECT_EQ(r.candidate_exe, "/a/worker");
+  EXPECT_EQ(r.reference_exe, "/b/worker");
+  EXPECT_TRUE(r.dump_inputs);
+  msg::exec_reply rp{9, sample_verdict(), "/kept", 123456789012345ull, 1};
+  auto p = roundtrip(rp);
+  EXPECT_EQ(env::to_json(p.v), env::to_json(rp.v));
+  EXPECT_EQ(p.kept_dir, "/kept");
+  EXPECT_EQ(p.seed, 123456789012345ull);
+  msg::pool_stats s{"compiler_pool", 2, 1, 5, 100, 40, 3, 1, 1, 0, 2};
+  auto q = roundtrip(s);
+  EXPECT_EQ(q.pool, "compiler_pool");
+  EXPECT_EQ(q.completed, 100u);
+  EXPECT_EQ(q.cache_hits, 40u);
+  EXPECT_EQ(q.emulation_unsupported, 2u);
+}
+
+TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
+  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 6);
+  EXPECT_STREQ(caf::type_name<msg::compile_request>::value, "leap::msg::compile_request");
+  // Registered types can travel inside a caf::message and be serialized there too.
+  auto m = caf::make_message(msg::compile_atom_v, msg::compile_request{1, "relu", "src", "cpu", false});
+  std::vector<char> buf;
+  caf::binary_serializer sink{*sys, buf};
+  auto err = sink(m);
+  EXPECT_FALSE(err) << sys->render(err);
+  caf::message back;
+  caf::binary_deserializer source{*sys, buf};
+  err = source(back);
+  ASSERT_FALSE(err) << sys->render(err);
+  ASSERT_TRUE((back.match_elements<msg::compile_atom, msg::compile_request>()));
+  EXPECT_EQ(back.get_as<msg::compile_request>(1).source, "src");
+}

@@ -1,0 +1,224 @@
+// End-to-end checks through the real pipeline: CAF compiler and executor pools, real nvcc, the
+// g++ build against the CUDA-on-CPU emulation, worker processes, comparison and verdicts.
+// Candidates under tests/env/candidates/<task>/*.cu declare their expected status on their first
+// line ("// expect: wrong_answer", alternatives separated by '|').
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "env/process.hpp"
+#include "runtime/evaluator.hpp"
+#include "runtime/services.hpp"
+#include "runtime/verify.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace leap;
+using namespace leap::runtime;
+
+namespace {
+
+config::leap_config test_config(const std::string& backend = "cpu") {
+  auto cfg = config::defaults();
+  EXPECT_TRUE(config::apply_override(cfg, "environment.backend=" + backend).ok());
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.executor.timeout_seconds = 6;
+  cfg.executor.trials = 2;
+  cfg.executor.memory_limit_mb = 2048;
+  return cfg;
+}
+
+std::unique_ptr<services> make(const config::leap_config& cfg) {
+  auto s = make_services(cfg);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.message());
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+struct candidate_file {
+  std::string task, path, source;
+  std::vector<std::string> expect;
+};
+
+std::vector<candidate_file> bundled_candidates() {
+  std::vector<candidate_file> out;
+  for (auto& dir : fs::directory_iterator(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates")) {
+    for (auto& f : fs::directory_iterator(dir.path())) {
+      if (f.path().extension() != ".cu")
+        continue;
+      candidate_file c;
+      c.task = dir.path().filename().string();
+      c.path = f.path().string();
+      c.source = *read_file(c.path);
+      auto first = split_lines(c.source).at(0);
+      auto pos = first.find("expect:");
+      EXPECT_NE(pos, std::string::npos) << c.path << " has no '// expect:' line";
+      std::string list(trim(first.substr(pos + 7)));
+      for (std::size_t s = 0; s <= list.size();) {
+        auto bar = list.find('|', s);
+        c.expect.emplace_back(trim(list.substr(s, bar == std::string::npos ? std::string::npos : bar - s)));
+        if (bar == std::string::npos)
+          break;
+        s = bar + 1;
+      }
+      out.push_back(c);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  return out;
+}
+
+} // namespace
+
+TEST(CheckE2E, EveryBundledCandidateGetsItsExpectedVerdict) {
+  auto svc = make(test_config());
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  auto cands = bundled_candidates();
+  ASSERT_GE(cands.size(), 14u);
+  std::vector<check_item> items;
+  for (auto& c : cands)
+    items.push_back({c.task, c.source, false, false});
+  auto out = ev.evaluate(items);
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    ASSERT_TRUE(out[i].ok()) << cands[i].path << ": " << out[i].message();
+    const auto& v = out[i]->v;
+    std::string got = env::to_string(v.st);
+    EXPECT_NE(std::find(cands[i].expect.begin(), cands[i].expect.end(), got), cands[i].expect.end())
+      << cands[i].path << ": expected " << join(cands[i].expect, "|") << ", got " << got
+      << "\n  feedback: " << v.feedback;
+    EXPECT_FALSE(v.feedback.empty());
+    EXPECT_EQ(v.backend, "cpu");
+    EXPECT_FALSE(v.timed) << "the CPU emulation must not report timings";
+    if (v.st == env::status::timeout)
+      EXPECT_NE(v.feedback.find("did not finish"), std::string::npos);
+    if (v.st == env::status::compile_error)
+      EXPECT_NE(v.feedback.find("solution.cu("), std::string::npos) << v.feedback;
+    if (cands[i].path.find("barrier_deadlock") != std::string::npos)
+      EXPECT_EQ(v.reason, "deadlock") << v.feedback;
+    if (cands[i].path.find("oob_write") != std::string::npos)
+      EXPECT_EQ(v.reason, "canary") << v.feedback;
+    if (cands[i].path.find("do_nothing") != std::string::npos)
+      EXPECT_NE(v.feedback.find("NaN"), std::string::npos) << v.feedback;
+  }
+}
+
+TEST(CheckE2E, SecondIdenticalCheckIsACacheHit) {
+  auto svc = make(test_config());
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
+  // A unique comment makes the first check a miss even with a warm cache.
+  src += "\n// nonce " + std::to_string(os_random_u64()) + "\n";
+  auto first = ev.evaluate({{"vector_add", src, false, false}});
+  ASSERT_TRUE(first[0].ok()) << first[0].message();
+  EXPECT_FALSE(first[0]->v.cached);
+  EXPECT_GT(first[0]->v.compile_seconds, 0.0);
+  auto second = ev.evaluate({{"vector_add", src, false, false}});
+  ASSERT_TRUE(second[0].ok());
+  EXPECT_TRUE(second[0]->v.cached);
+  EXPECT_EQ(second[0]->v.compile_seconds, 0.0);
+  EXPECT_EQ(second[0]->v.st, env::status::correct);
+  EXPECT_GE(ev.compiler_stats().cache_hits, 2u); // the reference and the candidate
+}
+
+TEST(CheckE2E, CrashedCompilerWorkerIsReplacedAndTheCompileRetried) {
+  auto cfg = test_config();
+  cfg.compiler.workers = 1;
+  auto svc = make(cfg);
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
+  src += "\n// nonce " + std::to_string(os_random_u64()) + "\n";
+  std::thread crasher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ev.crash_compiler_worker(0);
+  });
+  auto out = ev.evaluate({{"vector_add", src, false, false}});
+  crasher.join();
+  ASSERT_TRUE(out[0].ok()) << out[0].message();
+  EXPECT_EQ(out[0]->v.st, env::status::correct) << out[0]->v.feedback;
+  auto st = ev.compiler_stats();
+  EXPECT_EQ(st.worker_restarts, 1u);
+  EXPECT_LE(st.retried, 1u);
+}
+
+TEST(CheckE2E, EveryBundledReferenceMatchesLibTorch) {
+  auto svc = make(test_config());
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  auto rows = verify_tasks(*svc, ev, {});
+  ASSERT_GE(rows.size(), 16u);
+  for (auto& r : rows) {
+    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
+    std::printf("[ reference ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n",
+                r.task.c_str(), r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds,
+                r.max_abs_vs_oracle);
+  }
+}
+
+TEST(CheckCli, JsonLastLineAndExitCodes) {
+  auto leap_bin = std::string(LEAP_BINARY);
+  auto run = [&](std::vector<std::string> args) {
+    env::process_spec s;
+    s.argv = {leap_bin, "--set", std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR,
+              "--set", "environment.backend=cpu"};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.timeout_seconds = 300;
+    s.output_limit = 1 << 20;
+    return env::run_blocking(s);
+  };
+  auto o = run({"check", "--task", "vector_add", "--source",
+                std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/wrong_answer.cu", "--json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto lines = split_lines(std::string(trim(o.out)));
+  auto j = nlohmann::json::parse(lines.back());
+  for (auto k : {"status", "max_abs_error", "feedback", "compile_seconds", "run_seconds", "cached", "backend"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["status"], "wrong_answer");
+  EXPECT_EQ(j["backend"], "cpu");
+  o = run({"check", "--task", "no_such_task", "--reference"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("unknown task 'no_such_task'"), std::string::npos) << o.err;
+  o = run({"check", "--task", "relu", "--reference", "--json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  j = nlohmann::json::parse(split_lines(std::string(trim(o.out))).back());
+  EXPECT_EQ(j["status"], "correct");
+  o = run({"--set", "executor.trials=zero", "check", "--task", "relu", "--reference"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("executor.trials"), std::string::npos) << o.err;
+}
+
+// Needs a CUDA device: label `gpu`, skipped cleanly without one.
+TEST(CheckGpu, ReferencesAndOptimizedCandidatesOnTheDevice) {
+  std::string why;
+  if (!env::probe_cuda_device(why))
+    GTEST_SKIP() << "no usable CUDA device: " << why;
+  auto svc = make(test_config("cuda"));
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  std::vector<check_item> items;
+  std::vector<std::string> names;
+  for (auto& c : bundled_candidates()) {
+    bool want = c.expect.size() == 1 && c.expect[0] == "correct";
+    if (!want)
+      continue;
+    items.push_back({c.task, c.source, false, false});
+    names.push_back(c.path.substr(c.path.find("candidates/") + 11));
+  }
+  for (auto& [name, t] : *svc->tasks) {
+    items.push_back({name, "", true, false});
+    names.push_back(name + " (reference)");
+  }
+  auto out = ev.evaluate(items);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    ASSERT_TRUE(out[i].ok()) << names[i] << ": " << out[i].message();
+    const auto& v = out[i]->v;
+    EXPECT_EQ(v.st, env::status::correct) << names[i] << ": " << v.feedback;
+    EXPECT_TRUE(v.timed) << names[i];
+    std::printf("[ gpu ] %-36s %s cand %.4f ms ref %.4f ms speedup %.2fx\n", names[i].c_str(),
+                env::to_string(v.st), v.candidate_ms, v.reference_ms, v.speedup);
+  }
+}
