@@ -149,9 +149,14 @@ void process_runner::impl::launch(const std::shared_ptr<running>& r) {
     r->out_pipe = std::make_unique<bp::async_pipe>(io);
     r->err_pipe = std::make_unique<bp::async_pipe>(io);
     std::weak_ptr<running> weak = r;
+    // Boost may call this inline while the child object is still being constructed (when the
+    // process is already gone): defer to the next turn of the loop, when `child` is set and
+    // holds the raw wait status (exit code vs. signal).
     auto exit_handler = [this, weak](int, const std::error_code&) {
-      if (auto self = weak.lock())
-        on_exit(self, self->child ? self->child->native_exit_code() : 0);
+      asio::post(io, [this, weak] {
+        if (auto self = weak.lock())
+          on_exit(self, self->child ? self->child->native_exit_code() : 0);
+      });
     };
     boost::filesystem::path dir = spec.cwd.empty() ? boost::filesystem::current_path()
                                                    : boost::filesystem::path(spec.cwd);

@@ -262,7 +262,7 @@ int cmd_doctor(services& svc) {
   auto& t = svc.tools;
   std::printf("leap %s\n", build_info::version);
   std::printf("nvcc:            %s (%s)\n", t.nvcc.c_str(), t.nvcc_version.c_str());
-  std::printf("host compiler:   %s (%s)\n", t.host_cxx.c_str(), t.host_cxx_version.c_str());
+  std::printf("host compiler:   %s\n", t.host_cxx_version.c_str());
   std::printf("CUDA device:     %s\n", t.cuda_device ? t.cuda_device_name.c_str()
                                                        : ("none: " + t.cuda_device_name).c_str());
   std::printf("backend:         %s (%s)\n", svc.backend.c_str(), svc.backend_reason.c_str());

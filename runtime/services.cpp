@@ -63,6 +63,9 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
                       "(no CUDA headers at build time): rebuild with CUDA_HOME set");
   s->tasks_dir = cfg.environment.tasks_dir.empty() ? s->tools.tasks_dir() : cfg.environment.tasks_dir;
   s->cache_dir = cfg.environment.cache_dir.empty() ? default_cache_dir() : cfg.environment.cache_dir;
+  // Workers run in their own directories: every path handed to them must be absolute.
+  s->tasks_dir = fs::absolute(s->tasks_dir).lexically_normal().string();
+  s->cache_dir = fs::absolute(s->cache_dir).lexically_normal().string();
   std::error_code ec;
   fs::create_directories(s->cache_dir + "/builds", ec);
   if (ec)
@@ -75,7 +78,7 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
     s->work_dir = *wd;
     s->owns_work_dir = true;
   } else {
-    s->work_dir = cfg.environment.work_dir;
+    s->work_dir = fs::absolute(cfg.environment.work_dir).lexically_normal().string();
     fs::create_directories(s->work_dir, ec);
     if (ec)
       return make_error("environment.work_dir: cannot create " + s->work_dir + ": " + ec.message());

@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <future>
 #include <thread>
 
@@ -19,7 +21,17 @@ process_spec sh(const std::string& script, double timeout = 10) {
   s.timeout_seconds = timeout;
   return s;
 }
-bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+// Running, not a zombie (a killed orphan stays a zombie where PID 1 does not reap).
+bool alive(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f)
+    return false;
+  int p = 0;
+  char comm[256] = {0}, state = '?';
+  int n = std::fscanf(f, "%d %255s %c", &p, comm, &state);
+  std::fclose(f);
+  return n == 3 && state != 'Z' && state != 'X';
+}
 } // namespace
 
 TEST(Process, ExitCodeAndOutput) {

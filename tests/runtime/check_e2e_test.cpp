@@ -92,16 +92,21 @@ TEST(CheckE2E, EveryBundledCandidateGetsItsExpectedVerdict) {
     EXPECT_FALSE(v.feedback.empty());
     EXPECT_EQ(v.backend, "cpu");
     EXPECT_FALSE(v.timed) << "the CPU emulation must not report timings";
-    if (v.st == env::status::timeout)
+    if (v.st == env::status::timeout) {
       EXPECT_NE(v.feedback.find("did not finish"), std::string::npos);
-    if (v.st == env::status::compile_error)
+    }
+    if (v.st == env::status::compile_error) {
       EXPECT_NE(v.feedback.find("solution.cu("), std::string::npos) << v.feedback;
-    if (cands[i].path.find("barrier_deadlock") != std::string::npos)
+    }
+    if (cands[i].path.find("barrier_deadlock") != std::string::npos) {
       EXPECT_EQ(v.reason, "deadlock") << v.feedback;
-    if (cands[i].path.find("oob_write") != std::string::npos)
+    }
+    if (cands[i].path.find("oob_write") != std::string::npos) {
       EXPECT_EQ(v.reason, "canary") << v.feedback;
-    if (cands[i].path.find("do_nothing") != std::string::npos)
+    }
+    if (cands[i].path.find("do_nothing") != std::string::npos) {
       EXPECT_NE(v.feedback.find("NaN"), std::string::npos) << v.feedback;
+    }
   }
 }
 
