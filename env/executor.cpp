@@ -8,6 +8,9 @@
 #include "env/harness/protocol.hpp"
 
 #include <csignal>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -86,7 +89,11 @@ struct executor::job {
 };
 
 executor::executor(executor_options opts, process_runner& runner)
-  : opts_(std::move(opts)), runner_(runner) {}
+  : opts_(std::move(opts)), runner_(runner) {
+  // The unprivileged worker uid must be able to reach its run directory.
+  if (opts_.sandbox && opts_.caps.drop_uid)
+    ::chmod(opts_.work_dir.c_str(), 0711);
+}
 
 executor::handle executor::start(const task_spec& task, run_request req,
                                  std::function<void(result<run_result>)> done) {
@@ -98,7 +105,8 @@ executor::handle executor::start(const task_spec& task, run_request req,
   h->seed = opts_.seed != 0 ? opts_.seed : (os_random_u64() | 1ull);
   bool timing = h->req.backend == "cuda";
   h->job_text = make_job_text(task, h->seed, opts_.trials, timing, h->req.dump_inputs,
-                              opts_.warmup, opts_.timing_runs, opts_.l2_flush_mb);
+                              opts_.warmup, opts_.timing_runs, opts_.l2_flush_mb,
+                              opts_.check_repeat);
   run_one(h, false);
   return h;
 }
@@ -140,6 +148,20 @@ void executor::run_one(const handle& h, bool reference) {
     return fail(w.message());
   process_spec spec;
   spec.argv = {reference ? h->req.reference_exe : h->req.candidate_exe};
+  if (opts_.sandbox) {
+    // The worker runs from inside its own directory (the cache may not be reachable by the
+    // sandbox uid, and Landlock allows execution only there and in system directories).
+    std::error_code ec;
+    auto local = *dir + "/worker";
+    fs::copy_file(spec.argv[0], local, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      return fail("cannot copy the worker into its run directory: " + ec.message());
+    ::chmod(local.c_str(), 0755);
+    if (opts_.caps.drop_uid && ::chown(dir->c_str(), sandbox_uid, sandbox_gid) != 0)
+      return fail("cannot hand the run directory to the sandbox uid");
+    spec.argv = {local};
+    spec.sandbox = std::make_shared<sandbox_plan>(make_plan(opts_.caps, *dir, h->req.backend == "cuda"));
+  }
   spec.cwd = *dir;
   spec.clean_env = true;
   spec.env = {"PATH=/usr/bin:/bin", "HOME=" + *dir, "TMPDIR=" + *dir, "LANG=C",
@@ -154,6 +176,8 @@ void executor::run_one(const handle& h, bool reference) {
   auto out_bytes = static_cast<long long>(outputs_bytes(h->task, opts_.trials));
   spec.file_size_bytes = 3 * out_bytes + (64ll << 20);
   spec.open_files = 256;
+  // CPU time: every emulation thread busy for the whole wall-clock budget, plus start-up.
+  spec.cpu_seconds = static_cast<long long>(opts_.timeout_seconds * std::max(1, opts_.emu_threads)) + 5;
   spec.timeout_seconds = opts_.timeout_seconds;
   spec.output_limit = opts_.output_limit;
   {
@@ -243,6 +267,11 @@ void executor::conclude(const handle& h) {
     if (si.fail_kind == "emu_fatal" && si.fail_msg.find("barrier") != std::string::npos)
       v.reason = "deadlock";
     v.diagnostics = si.fail_msg + at;
+  } else if (o.started && !o.signaled && o.exit_code == sandbox_setup_failed_exit) {
+    cleanup();
+    done(make_error("the candidate sandbox could not be set up: " + std::string(trim(o.err))
+                    + " (set executor.sandbox = false to run without it)"));
+    return;
   } else if (o.signaled) {
     v.st = status::runtime_error;
     v.reason = "signal";
@@ -300,6 +329,28 @@ void executor::conclude(const handle& h) {
         v.candidate_ms = si.median_ms;
         v.reference_ms = rsi.median_ms;
         v.speedup = rsi.median_ms / si.median_ms;
+        if (v.speedup > opts_.max_plausible_speedup)
+          v.flags = "excessive_speedup";
+      }
+    }
+    // A second call on identical inputs must give the same results (within tolerance).
+    if (opts_.check_repeat && v.st == status::correct && cand_out) {
+      auto rep = read_file(h->cand_dir + "/" + harness::repeat_file);
+      task_spec first = task;
+      first.sizes = {task.sizes[0]};
+      auto block = outputs_bytes(first, 1);
+      auto rc = compare_outputs(first, 1, rep ? *rep : std::string(),
+                                std::string_view(*cand_out).substr(0, block));
+      if (!rc.ok) {
+        v.st = status::wrong_answer;
+        v.reason = "inconsistent";
+        v.flags = v.flags.empty() ? "inconsistent_across_calls" : v.flags + ",inconsistent_across_calls";
+        v.mismatch_index = rc.first_index;
+        v.mismatch_output = rc.output;
+        v.mismatch_size_set = 0;
+        v.expected = rc.expected;
+        v.actual = rc.actual;
+        v.mismatches = rc.mismatches;
       }
     }
     if (h->req.dump_inputs)

@@ -7,6 +7,7 @@
 
 #include "common/result.hpp"
 #include "env/process.hpp"
+#include "env/sandbox.hpp"
 #include "env/task.hpp"
 #include "env/verdict.hpp"
 
@@ -29,6 +30,10 @@ struct executor_options {
   int warmup = 3;
   int timing_runs = 10;
   long long l2_flush_mb = 128;
+  double max_plausible_speedup = 10;
+  bool check_repeat = true;          // second identical call in the first trial
+  bool sandbox = true;               // apply every protection in `caps`
+  sandbox_capabilities caps;         // probed once at start (probe_sandbox)
 };
 
 struct run_request {

@@ -74,6 +74,13 @@ std::string make_feedback(const verdict& v, const task_spec& task) {
         os << "; checked on the CPU emulation, which measures correctness only (no timing)";
       break;
     case status::wrong_answer: {
+      if (v.reason == "inconsistent") {
+        os << "results changed between two calls on identical inputs (output " << v.mismatch_output
+           << ", index " << v.mismatch_index << ": " << num(v.expected) << " then "
+           << num(v.actual) << "): solution() must compute its outputs from its inputs on every "
+           << "call, without state kept across calls";
+        break;
+      }
       os << "wrong result for output " << v.mismatch_output << " (size set "
          << describe_size_set(task, v.mismatch_size_set) << "): ";
       bool nan = std::isnan(v.actual);

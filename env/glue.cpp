@@ -40,7 +40,8 @@ std::string signature_check_suffix(const task_spec& task) {
 }
 
 std::string make_job_text(const task_spec& task, unsigned long long seed, int trials, bool timing,
-                          bool dump_inputs, int warmup, int timing_runs, long long l2_flush_mb) {
+                          bool dump_inputs, int warmup, int timing_runs, long long l2_flush_mb,
+                          bool repeat) {
   std::ostringstream os;
   os.precision(17);
   os << "leap-job 1\n";
@@ -51,6 +52,7 @@ std::string make_job_text(const task_spec& task, unsigned long long seed, int tr
   os << "warmup " << warmup << "\n";
   os << "timing_runs " << timing_runs << "\n";
   os << "l2_flush_mb " << l2_flush_mb << "\n";
+  os << "repeat " << (repeat ? 1 : 0) << "\n";
   for (auto& a : task.args) {
     const char* role = a.role == arg_role::input    ? "in"
                        : a.role == arg_role::output ? "out"

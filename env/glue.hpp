@@ -15,6 +15,7 @@ std::string make_glue_source(const task_spec& task);
 std::string signature_check_suffix(const task_spec& task);
 // The job file the harness reads (see env/harness/protocol.hpp).
 std::string make_job_text(const task_spec& task, unsigned long long seed, int trials, bool timing,
-                          bool dump_inputs, int warmup, int timing_runs, long long l2_flush_mb);
+                          bool dump_inputs, int warmup, int timing_runs, long long l2_flush_mb,
+                          bool repeat = false);
 
 } // namespace leap::env

@@ -81,6 +81,15 @@ struct child_setup : bp::extend::handler {
       lim(RLIMIT_CORE, 0);
     // Default signal dispositions for the child (the parent may ignore SIGPIPE).
     ::signal(SIGPIPE, SIG_DFL);
+    if (spec->sandbox) {
+      if (const char* why = apply_in_child(*spec->sandbox)) {
+        const char prefix[] = "leap sandbox: ";
+        (void)!::write(2, prefix, sizeof prefix - 1);
+        (void)!::write(2, why, std::strlen(why));
+        (void)!::write(2, "\n", 1);
+        ::_exit(sandbox_setup_failed_exit);
+      }
+    }
   }
 };
 

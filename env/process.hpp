@@ -5,6 +5,8 @@
 // or cancel kills the whole tree; resource limits are applied in the child before exec.
 #pragma once
 
+#include "env/sandbox.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -25,6 +27,8 @@ struct process_spec {
   long long open_files = 0;           // RLIMIT_NOFILE, 0 = unchanged
   bool no_core_dumps = true;          // RLIMIT_CORE = 0
   std::size_t output_limit = 64 * 1024; // bytes of stdout and of stderr kept (rest discarded)
+  // Applied in the child after the limits, before exec (candidate workers only).
+  std::shared_ptr<const sandbox_plan> sandbox;
 };
 
 struct process_outcome {

@@ -56,6 +56,7 @@ std::string to_json(const verdict& v) {
   j["run_seconds"] = v.run_seconds;
   j["cached"] = v.cached;
   j["emulation_unsupported"] = v.emulation_unsupported;
+  j["flags"] = v.flags;
   j["feedback"] = v.feedback;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -42,6 +42,7 @@ struct verdict {
   double run_seconds = 0;
   bool cached = false;           // the compile was a cache hit
   bool emulation_unsupported = false; // nvcc accepted it, the CPU emulation could not build it
+  std::string flags;             // comma-separated review flags: excessive_speedup, inconsistent_across_calls
   std::string feedback;          // the short text for the next turn's prompt
 };
 

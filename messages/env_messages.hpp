@@ -19,7 +19,7 @@ typename Inspector::result_type inspect(Inspector& f, verdict& x) {
            x.max_abs_error, x.max_rel_error, x.mismatch_index, x.mismatch_output,
            x.mismatch_size_set, x.expected, x.actual, x.mismatches, x.trials_run,
            x.trials_passed, x.diagnostics, x.timed, x.candidate_ms, x.reference_ms, x.speedup,
-           x.compile_seconds, x.run_seconds, x.cached, x.emulation_unsupported, x.feedback);
+           x.compile_seconds, x.run_seconds, x.cached, x.emulation_unsupported, x.flags, x.feedback);
 }
 
 } // namespace leap::env

@@ -271,10 +271,9 @@ int cmd_doctor(services& svc) {
   std::printf("cache:           %s\n", svc.cache_dir.c_str());
   std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
   std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
-  std::printf("candidate isolation: own process and session (process group killed on timeout), "
-              "clean environment, empty temp dir, RLIMIT_AS %d MB (CPU backend), RLIMIT_FSIZE, "
-              "RLIMIT_NOFILE, no core dumps\n",
-              svc.cfg.executor.memory_limit_mb);
+  std::printf("isolation:       %s\n", svc.cfg.executor.sandbox
+                                          ? svc.sandbox.summary().c_str()
+                                          : "DISABLED (executor.sandbox = false)");
   return exit_ok;
 }
 

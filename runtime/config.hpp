@@ -49,6 +49,8 @@ struct executor_section {
   int trials = 2;
   std::uint64_t seed = 0; // 0 = fresh random seed per check
   int output_limit_kb = 64;
+  bool sandbox = true;
+  bool check_repeat = true;
 };
 
 // [emulation]: the fiber-based CUDA-on-CPU emulation.
@@ -63,6 +65,7 @@ struct cuda_section {
   int warmup = 3;
   int timing_runs = 10;
   int l2_flush_mb = 128; // 0 disables the flush
+  double max_plausible_speedup = 10.0;
 };
 
 // The whole configuration. The member initialisers above are the defaults (the registry reads

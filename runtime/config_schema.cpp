@@ -73,6 +73,13 @@ void register_executor(registry& r) {
   s.key("output_limit_kb", &executor_section::output_limit_kb,
         "KiB of stdout/stderr kept per candidate process.")
       .at_least(1);
+  s.key("sandbox", &executor_section::sandbox,
+        "Confine candidate processes with every protection this machine offers (Landlock, "
+        "seccomp, network namespace, unprivileged uid; `leap doctor` lists them). Turn off only "
+        "to debug the harness.");
+  s.key("check_repeat", &executor_section::check_repeat,
+        "Call the candidate a second time on identical inputs in the first trial and flag "
+        "results that change across calls (a wrong_answer).");
 }
 
 void register_emulation(registry& r) {
@@ -93,6 +100,10 @@ void register_cuda(registry& r) {
   s.key("l2_flush_mb", &cuda_section::l2_flush_mb,
         "MiB written between timed runs to flush the L2 cache; 0 disables the flush.")
       .at_least(0);
+  s.key("max_plausible_speedup", &cuda_section::max_plausible_speedup,
+        "A correct candidate faster than the reference by more than this factor is flagged "
+        "`excessive_speedup` in its verdict, for review.")
+      .greater_than(0);
 }
 
 registry build_registry() {

@@ -2,6 +2,7 @@
 
 #include "common/fs.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -94,6 +95,15 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
   } else {
     s->tasks = std::make_shared<std::map<std::string, env::task_spec>>();
   }
+  // Probe the candidate sandbox before any thread of ours exists (it forks a test child), and
+  // say once what is missing and what leap falls back to.
+  s->sandbox = env::probe_sandbox();
+  if (cfg.executor.sandbox && !s->sandbox.notes.empty())
+    for (auto& n : s->sandbox.notes)
+      std::fprintf(stderr, "leap: sandbox: %s\n", n.c_str());
+  if (!cfg.executor.sandbox)
+    std::fprintf(stderr, "leap: executor.sandbox = false: candidates run WITHOUT Landlock, "
+                         "seccomp, namespaces or a separate uid\n");
   s->runner = std::make_shared<env::process_runner>();
   env::compiler_options co;
   co.cache_dir = s->cache_dir;
@@ -117,6 +127,10 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
   eo.warmup = cfg.cuda.warmup;
   eo.timing_runs = cfg.cuda.timing_runs;
   eo.l2_flush_mb = cfg.cuda.l2_flush_mb;
+  eo.max_plausible_speedup = cfg.cuda.max_plausible_speedup;
+  eo.check_repeat = cfg.executor.check_repeat;
+  eo.sandbox = cfg.executor.sandbox;
+  eo.caps = s->sandbox;
   s->executor = std::make_shared<env::executor>(eo, *s->runner);
   return s;
 }

@@ -28,6 +28,7 @@ struct services {
   std::shared_ptr<env::process_runner> runner;
   std::shared_ptr<env::compiler> compiler;
   std::shared_ptr<env::executor> executor;
+  env::sandbox_capabilities sandbox; // probed once at start
 
   ~services(); // removes work_dir when leap created it
   bool owns_work_dir = false;

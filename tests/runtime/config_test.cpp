@@ -84,8 +84,9 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "compiler.nvcc_flags", "compiler.host_cxx", "compiler.emu_flags",
       "compiler.timeout_seconds", "compiler.max_diagnostic_lines", "executor.workers",
       "executor.timeout_seconds", "executor.memory_limit_mb", "executor.trials", "executor.seed",
-      "executor.output_limit_kb", "emulation.threads", "emulation.fiber_stack_kb", "cuda.device",
-      "cuda.warmup", "cuda.timing_runs", "cuda.l2_flush_mb"};
+      "executor.output_limit_kb", "executor.sandbox", "executor.check_repeat",
+      "emulation.threads", "emulation.fiber_stack_kb", "cuda.device", "cuda.warmup",
+      "cuda.timing_runs", "cuda.l2_flush_mb", "cuda.max_plausible_speedup"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -234,7 +235,7 @@ TEST(ConfigLoadErrors, UnknownKeySuggestsClosest) {
 TEST(ConfigLoadErrors, UnknownKeyWithoutSuggestion) {
   EXPECT_EQ(load_error("[cuda]\n  zzz = 1\n"),
             "x.toml:2:3: unknown key 'cuda.zzz' (known keys in [cuda]: device, warmup, "
-            "timing_runs, l2_flush_mb)");
+            "timing_runs, l2_flush_mb, max_plausible_speedup)");
 }
 
 TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
