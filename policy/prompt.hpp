@@ -1,0 +1,41 @@
+// The prompt template: the single source of truth for how a task and its earlier attempts are
+// shown to the model, shared by SFT data generation, the generator actors and the learner.
+//
+//   <|bos|><|user|>{task text}<|assistant|>{completion}<|eos|><|user|>{feedback}<|assistant|>...
+//
+// render_prompt ends with "<|assistant|>"; the completion text starts right after it, so
+// encode(prompt) followed by encode(completion) equals encode(prompt + completion) (the special
+// token is a split point). The eos token is not part of the completion text: SFT appends the id
+// tokenizer::token_id(special::eos) after encode(render_completion(code)); generation stops on it.
+// Pure functions; callable from any thread.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace leap::policy {
+
+// What the prompt needs from env::task_spec (the caller copies these fields).
+struct task_view {
+  std::string name;
+  std::string description;
+  std::string signature;                       // extern "C" void solution(...)
+  std::vector<std::string> allowed_libraries;  // e.g. "cublas"; usually empty
+};
+
+// One earlier turn: the code the model wrote (as extracted) and the verdict's feedback text.
+struct turn_record {
+  std::string code;
+  std::string feedback;
+};
+
+// Earlier turns shown in a prompt; older ones are dropped (and counted in a note).
+inline constexpr std::size_t max_history_turns = 2;
+
+// Turn 1 when `history` is empty; otherwise the conversation so far, ending at the new turn.
+std::string render_prompt(const task_view& t, const std::vector<turn_record>& history);
+// The assistant's answer for `code`: one ```cuda fenced block, without the eos token.
+std::string render_completion(const std::string& code);
+
+} // namespace leap::policy
