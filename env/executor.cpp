@@ -8,10 +8,13 @@
 #include "env/harness/protocol.hpp"
 
 #include <csignal>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -22,6 +25,34 @@ namespace fs = std::filesystem;
 namespace leap::env {
 
 namespace {
+
+// Copies an executable with close-on-exec descriptors (fallback when a hard link is impossible).
+result<void> copy_executable(const std::string& from, const std::string& to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return make_error(from + ": " + std::strerror(errno));
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  if (out < 0) {
+    ::close(in);
+    return make_error(to + ": " + std::strerror(errno));
+  }
+  char buf[1 << 16];
+  bool ok = true;
+  for (;;) {
+    auto n = ::read(in, buf, sizeof buf);
+    if (n == 0)
+      break;
+    if (n < 0 || ::write(out, buf, static_cast<std::size_t>(n)) != n) {
+      ok = false;
+      break;
+    }
+  }
+  ::close(in);
+  ok = ::close(out) == 0 && ok;
+  if (!ok)
+    return make_error(to + ": copy failed");
+  return {};
+}
 
 struct status_info {
   bool done = false;
@@ -151,12 +182,16 @@ void executor::run_one(const handle& h, bool reference) {
   if (opts_.sandbox) {
     // The worker runs from inside its own directory (the cache may not be reachable by the
     // sandbox uid, and Landlock allows execution only there and in system directories).
+    // A hard link, not a copy: a copy's write descriptor, inherited by a concurrently forked
+    // child, would make exec fail with ETXTBSY.
     std::error_code ec;
     auto local = *dir + "/worker";
-    fs::copy_file(spec.argv[0], local, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      return fail("cannot copy the worker into its run directory: " + ec.message());
-    ::chmod(local.c_str(), 0755);
+    fs::create_hard_link(spec.argv[0], local, ec);
+    if (ec) {
+      auto copied = copy_executable(spec.argv[0], local);
+      if (!copied)
+        return fail("cannot place the worker in its run directory: " + copied.message());
+    }
     if (opts_.caps.drop_uid && ::chown(dir->c_str(), sandbox_uid, sandbox_gid) != 0)
       return fail("cannot hand the run directory to the sandbox uid");
     spec.argv = {local};
@@ -166,7 +201,10 @@ void executor::run_one(const handle& h, bool reference) {
   spec.clean_env = true;
   spec.env = {"PATH=/usr/bin:/bin", "HOME=" + *dir, "TMPDIR=" + *dir, "LANG=C",
               "LEAP_EMU_THREADS=" + std::to_string(opts_.emu_threads),
-              "LEAP_EMU_STACK_KB=" + std::to_string(opts_.emu_stack_kb)};
+              "LEAP_EMU_STACK_KB=" + std::to_string(opts_.emu_stack_kb),
+              // Emulated device memory fails cleanly (cudaErrorMemoryAllocation) well before
+              // the address-space limit ends the process.
+              "LEAP_EMU_MEM_LIMIT_MB=" + std::to_string(std::max(16ll, opts_.memory_limit_mb / 2))};
   if (h->req.backend == "cuda") {
     spec.env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(opts_.cuda_device));
   } else {

@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <sstream>
 
 namespace leap::runtime {
@@ -53,8 +54,15 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
   auto& svc = I.svc;
   caf::scoped_actor self{I.sys};
   std::vector<result<check_outcome>> out(items.size(), make_error("not evaluated"));
-  auto compile_timeout = std::chrono::duration<double>(svc.cfg.compiler.timeout_seconds * 6 + 60);
-  auto exec_timeout = std::chrono::duration<double>(svc.cfg.executor.timeout_seconds * 4 + 60);
+  // Requests wait in the pools' queues: the budget covers the whole batch draining through the
+  // workers (every job at its own time limit), so only a stuck pool ends in a timeout.
+  double waves_c = std::ceil(2.0 * static_cast<double>(items.size())
+                             / std::max(1, svc.cfg.compiler.workers));
+  double waves_e = std::ceil(static_cast<double>(items.size()) / std::max(1, svc.cfg.executor.workers));
+  auto compile_timeout =
+    std::chrono::duration<double>(svc.cfg.compiler.timeout_seconds * 3 * waves_c + 60);
+  auto exec_timeout =
+    std::chrono::duration<double>((svc.cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60);
   auto ct = std::chrono::duration_cast<std::chrono::milliseconds>(compile_timeout);
   auto et = std::chrono::duration_cast<std::chrono::milliseconds>(exec_timeout);
 

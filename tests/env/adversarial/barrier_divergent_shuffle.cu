@@ -1,0 +1,37 @@
+// expect: runtime_error
+// task: vector_add
+// Half of each warp waits in a full-mask shuffle, the other half in __syncthreads: the
+// emulation detects the deadlock and reports it.
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+// Token pasting hides the call from leap's static guards, so the runtime protections are tested.
+#define LEAP_ADV_CALL(a, b) a##b
+
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    c[i] = a[i] + b[i];
+}
+
+static void correct_add(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, b, c, n);
+  cudaDeviceSynchronize();
+}
+
+// Makes the verdict wrong: used when an attack that must be blocked succeeded.
+static void sabotage(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, a, c, n);
+  cudaDeviceSynchronize();
+}
+__global__ void divergent(const float* a, float* c) {
+  float v = a[threadIdx.x];
+  if ((threadIdx.x & 31) < 16) v += __shfl_xor_sync(0xffffffffu, v, 16);
+  else __syncthreads();
+  c[threadIdx.x] = v;
+}
+extern "C" void solution(const float* a, const float* b, float* c, int n) {
+  divergent<<<1, 64>>>(a, c);
+  cudaDeviceSynchronize();
+}

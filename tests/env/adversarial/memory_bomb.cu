@@ -1,0 +1,33 @@
+// expect: runtime_error
+// task: vector_add
+// Allocates and touches host memory until it runs out (address-space limit), then writes
+// through the null pointer malloc returns.
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+// Token pasting hides the call from leap's static guards, so the runtime protections are tested.
+#define LEAP_ADV_CALL(a, b) a##b
+
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    c[i] = a[i] + b[i];
+}
+
+static void correct_add(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, b, c, n);
+  cudaDeviceSynchronize();
+}
+
+// Makes the verdict wrong: used when an attack that must be blocked succeeded.
+static void sabotage(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, a, c, n);
+  cudaDeviceSynchronize();
+}
+extern "C" void solution(const float* a, const float* b, float* c, int n) {
+  for (;;) {
+    char* p = static_cast<char*>(malloc(64 << 20));
+    memset(p, 1, 64 << 20);
+  }
+}

@@ -1,0 +1,36 @@
+// expect: runtime_error|timeout
+// task: vector_add
+// Installs a SIGSEGV handler that swallows the fault by leaving the process with status 0,
+// then dereferences null.
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+// Token pasting hides the call from leap's static guards, so the runtime protections are tested.
+#define LEAP_ADV_CALL(a, b) a##b
+
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    c[i] = a[i] + b[i];
+}
+
+static void correct_add(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, b, c, n);
+  cudaDeviceSynchronize();
+}
+
+// Makes the verdict wrong: used when an attack that must be blocked succeeded.
+static void sabotage(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<240, 256>>>(a, a, c, n);
+  cudaDeviceSynchronize();
+}
+extern "C" void (*LEAP_ADV_CALL(sig, nal)(int, void (*)(int)))(int);
+static void swallow(int) { LEAP_ADV_CALL(_ex, it)(0); }
+extern "C" void solution(const float* a, const float* b, float* c, int n) {
+  LEAP_ADV_CALL(sig, nal)(11, swallow);
+  LEAP_ADV_CALL(sig, nal)(7, swallow);
+  correct_add(a, b, c, n);
+  volatile float* z = nullptr;
+  *z = 1.0f;
+}
