@@ -63,6 +63,13 @@ std::string first_line(const std::string& s) {
   return {};
 }
 
+process_spec version_query(const std::string& tool) {
+  process_spec s;
+  s.argv = {tool, "--version"};
+  s.timeout_seconds = 30;
+  return s;
+}
+
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
@@ -81,7 +88,7 @@ result<toolchain> discover_toolchain(const toolchain_options& opts) {
   if (!fs::exists(tc.nvcc, ec))
     return make_error("nvcc not found at " + tc.nvcc
                       + ": install the CUDA toolkit there, set CUDA_HOME, or set compiler.nvcc");
-  auto v = run_blocking({{tc.nvcc, "--version"}, "", false, {}, 30});
+  auto v = run_blocking(version_query(tc.nvcc));
   if (!v.success())
     return make_error(tc.nvcc + " --version failed: " + v.describe() + "\n" + v.err);
   for (auto& line : split_lines(v.out))
@@ -89,7 +96,7 @@ result<toolchain> discover_toolchain(const toolchain_options& opts) {
       tc.nvcc_version = std::string(trim(line.substr(line.find("release"))));
   if (tc.nvcc_version.empty())
     tc.nvcc_version = first_line(v.out);
-  auto g = run_blocking({{tc.host_cxx, "--version"}, "", false, {}, 30});
+  auto g = run_blocking(version_query(tc.host_cxx));
   if (!g.success())
     return make_error(tc.host_cxx + " --version failed: " + g.describe()
                       + " (set compiler.host_cxx to a working g++)");

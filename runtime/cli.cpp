@@ -6,6 +6,7 @@
 #include "leap/build_info.hpp"
 #include "policy/task_oracles.hpp"
 #include "runtime/config.hpp"
+#include "runtime/corpus_build.hpp"
 #include "runtime/evaluator.hpp"
 #include "runtime/services.hpp"
 #include "runtime/verify.hpp"
@@ -38,6 +39,9 @@ commands:
   check --task NAME --source FILE [--backend auto|cpu|cuda] [--json]
                                            evaluate one candidate and print its verdict
   check --task NAME --reference [--json]   evaluate the task's own reference
+  corpus --out DIR [--seed N] [--task NAME ...] [--json]
+                                           generate the kernel corpus, label every variant
+                                           through the environment, write corpus.jsonl
   config show                              print the effective configuration as TOML
   config docs                              print docs/config.md
   doctor                                   report tools, backend and protections
@@ -75,7 +79,7 @@ int usage_error(const std::string& msg) {
 
 result<cli_args> parse_args(int argc, char** argv) {
   static const std::vector<std::string> with_value{"--config", "--set", "--task", "--source",
-                                                   "--backend"};
+                                                   "--backend", "--out", "--seed"};
   static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
@@ -312,7 +316,8 @@ int run_cli(int argc, char** argv) {
   }
   if (cmd == "tasks" && sub == "list")
     return cmd_tasks_list(a, *cfg);
-  bool known = (cmd == "tasks" && sub == "verify") || cmd == "check" || cmd == "doctor";
+  bool known = (cmd == "tasks" && sub == "verify") || cmd == "check" || cmd == "doctor"
+               || cmd == "corpus";
   if (!known)
     return usage_error("unknown command '" + join(a.words, " ") + "'");
   auto svc = make_services(*cfg, cmd != "doctor");
@@ -324,6 +329,26 @@ int run_cli(int argc, char** argv) {
     return cmd_doctor(**svc);
   if (cmd == "check")
     return cmd_check(a, **svc);
+  if (cmd == "corpus") {
+    corpus_options co;
+    auto out = a.opt("--out");
+    if (!out)
+      return usage_error("corpus needs --out DIR");
+    co.out_dir = *out;
+    if (auto seed = a.opt("--seed")) {
+      try {
+        co.seed = std::stoull(*seed);
+      } catch (...) {
+        return usage_error("--seed " + *seed + ": expected a non-negative integer");
+      }
+    }
+    if (a.opts.count("--task"))
+      co.tasks = a.opts.at("--task");
+    for (auto& t : co.tasks)
+      if (!(*svc)->tasks->count(t))
+        return usage_error("unknown task '" + t + "'");
+    return cmd_corpus(**svc, co, a.has("--json"));
+  }
   return cmd_tasks_verify(a, **svc);
 }
 

@@ -1,0 +1,85 @@
+// The generated kernel corpus (issue 3, "Corpus and warm start"): from the bundled task suite and
+// a seed, code produces many candidate solutions per task (several correct strategies in several
+// styles and block sizes) and buggy variants derived from them by mutators. Nothing here labels
+// a variant: runtime/corpus_build runs every variant through the real environment and keeps the
+// real verdict. Pure functions of (tasks, seed), no I/O, no globals: any thread may call them.
+#pragma once
+
+#include "common/result.hpp"
+#include "env/task.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leap::corpus {
+
+enum class variant_kind { solution, buggy };
+
+// The bug a mutator injects into a correct variant.
+enum class bug_kind {
+  none = 0,
+  off_by_one,          // a bounds comparison `<` becomes `<=` (or `>=` becomes `>`)
+  missing_bounds,      // a bounds check (guard or guarded load) is removed
+  wrong_index,         // an index expression is replaced by a plausible wrong one
+  missing_sync,        // one __syncthreads() is removed
+  wrong_reduction,     // wrong reduction init, operator or loop bound
+  uninit_output,       // the zeroing of an accumulated output (cudaMemset) is removed
+  typo_semicolon,      // does not compile: a statement loses its `;`
+  typo_identifier,     // does not compile: an identifier is misspelled
+  typo_type,           // does not compile: a kernel parameter gets the wrong pointer type
+};
+
+const char* to_string(bug_kind b);
+bool parse_bug_kind(std::string_view text, bug_kind& out);
+const char* to_string(variant_kind k);
+// All bug kinds except none, in enum order.
+const std::vector<bug_kind>& all_bug_kinds();
+inline bool is_typo(bug_kind b) {
+  return b == bug_kind::typo_semicolon || b == bug_kind::typo_identifier || b == bug_kind::typo_type;
+}
+
+struct variant {
+  std::string task;
+  std::string family;     // elementwise | rowwise | reduction | matmul
+  std::string strategy;   // e.g. grid_stride, float4, block_tree, warp_shuffle, smem_tiled
+  std::string name;       // unique within the task, e.g. "grid_stride.b256.s1" or "bug.off_by_one.naive.b128.s0"
+  variant_kind kind = variant_kind::solution;
+  bug_kind bug = bug_kind::none;
+  std::string source;     // the whole .cu candidate
+  // Buggy variants only: the correct variant it was derived from (name and source).
+  std::string origin;
+  std::string origin_source;
+};
+
+struct generate_options {
+  std::uint64_t seed = 1;
+  // Buggy variants per (task, bug kind) where the kind applies (distinct origins when possible).
+  int bugs_per_kind = 1;
+  // Restrict to these task names (empty = every task given).
+  std::vector<std::string> only_tasks;
+};
+
+// Every variant for every task, deterministic in (tasks, options). Correct-strategy variants of a
+// task come first, then its buggy ones. An error names a task the generator has no family for.
+result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
+                                      const generate_options& opt);
+
+// Task names the generator knows (the 22 bundled tasks).
+std::vector<std::string> known_tasks();
+std::string family_of(std::string_view task);
+
+// ---- Markup used by the templates (exposed for tests) ----------------------------------------
+// A template is CUDA source with markers that say where a mutator may act:
+//   `$<`  a bounds `<`        `$>=` a bounds `>=`         `$SYNC` a __syncthreads();
+//   `@G{code}G@`  a removable guard            `@Z{code}Z@`  a removable output zeroing
+//   `@X{good~|~bad}X@` an alternative, X = I (wrong_index), R (wrong_reduction), B (missing_bounds)
+// render() gives the correct source; mutate() the source with site `site` of `kind` changed.
+std::string render(std::string_view markup);
+int count_sites(std::string_view markup, bug_kind kind);
+result<std::string> mutate(std::string_view markup, bug_kind kind, int site);
+// Typos act on rendered source; `pick` chooses among the candidate spots (deterministic).
+result<std::string> inject_typo(std::string_view source, bug_kind kind, std::uint64_t pick);
+
+} // namespace leap::corpus

@@ -1,0 +1,119 @@
+// generate(): per task, the family's correct templates rendered as solution variants, then the
+// bug mutators applied to a seeded choice of them.
+#include "policy/corpus/corpus.hpp"
+#include "policy/corpus/families.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace leap::corpus {
+
+namespace {
+
+const std::map<std::string, std::string>& families() {
+  static const std::map<std::string, std::string> m{
+    {"vector_add", "elementwise"},   {"relu", "elementwise"},          {"leaky_relu", "elementwise"},
+    {"sigmoid", "elementwise"},      {"gelu", "elementwise"},          {"saxpy", "elementwise"},
+    {"elementwise_mul", "elementwise"},
+    {"softmax_rows", "rowwise"},     {"layernorm_rows", "rowwise"},    {"rmsnorm_rows", "rowwise"},
+    {"row_max", "rowwise"},
+    {"sum_reduce", "reduction"},     {"dot_product", "reduction"},     {"histogram", "reduction"},
+    {"prefix_scan", "reduction"},    {"matvec", "reduction"},
+    {"matmul", "matmul"},            {"matmul_bias_relu", "matmul"},   {"transpose", "matmul"},
+    {"conv1d", "matmul"},            {"conv2d", "matmul"},             {"attention_head", "matmul"},
+  };
+  return m;
+}
+
+} // namespace
+
+std::vector<std::string> known_tasks() {
+  std::vector<std::string> out;
+  for (auto& [n, f] : families())
+    out.push_back(n);
+  return out;
+}
+
+std::string family_of(std::string_view task) {
+  auto it = families().find(std::string(task));
+  return it == families().end() ? std::string() : it->second;
+}
+
+result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
+                                      const generate_options& opt) {
+  using namespace detail;
+  std::vector<variant> all;
+  for (const auto& t : tasks) {
+    if (!opt.only_tasks.empty()
+        && std::find(opt.only_tasks.begin(), opt.only_tasks.end(), t.name) == opt.only_tasks.end())
+      continue;
+    auto fam = family_of(t.name);
+    if (fam.empty())
+      return make_error("corpus: no variant family for task '" + t.name + "'");
+    rng r(opt.seed ^ fnv1a(t.name));
+    std::vector<tmpl> tmpls;
+    if (fam == "elementwise")
+      tmpls = elementwise_templates(t, r);
+    else if (fam == "rowwise" || t.name == "matvec")
+      tmpls = rowwise_templates(t, r);
+    else if (fam == "reduction")
+      tmpls = reduction_templates(t, r);
+    else
+      tmpls = matmul_templates(t, r);
+    // Correct variants.
+    std::vector<variant> sols;
+    std::set<std::string> names;
+    for (auto& tp : tmpls) {
+      variant v;
+      v.task = t.name;
+      v.family = fam;
+      v.strategy = tp.strategy;
+      v.name = tp.strategy + "." + tp.config;
+      for (int k = 2; names.count(v.name); ++k)
+        v.name = tp.strategy + "." + tp.config + ".v" + std::to_string(k);
+      names.insert(v.name);
+      v.source = render(tp.markup);
+      if (v.source.find('@') != std::string::npos || v.source.find('$') != std::string::npos)
+        return make_error("corpus: template " + t.name + "/" + v.name + " left markup behind");
+      sols.push_back(std::move(v));
+    }
+    // Buggy variants.
+    std::vector<variant> bugs;
+    for (auto kind : all_bug_kinds()) {
+      std::vector<std::size_t> eligible;
+      for (std::size_t i = 0; i < tmpls.size(); ++i)
+        if (is_typo(kind) || count_sites(tmpls[i].markup, kind) > 0)
+          eligible.push_back(i);
+      for (auto i : r.sample(eligible, static_cast<std::size_t>(std::max(0, opt.bugs_per_kind)))) {
+        auto pick = r.next();
+        result<std::string> src = is_typo(kind)
+          ? inject_typo(sols[i].source, kind, pick)
+          : mutate(tmpls[i].markup, kind,
+                   static_cast<int>(pick % static_cast<std::uint64_t>(count_sites(tmpls[i].markup, kind))));
+        if (!src)
+          return make_error("corpus: " + t.name + "/" + sols[i].name + ": " + src.message());
+        if (*src == sols[i].source)
+          continue;
+        variant b;
+        b.task = t.name;
+        b.family = fam;
+        b.strategy = sols[i].strategy;
+        b.kind = variant_kind::buggy;
+        b.bug = kind;
+        b.name = std::string("bug.") + to_string(kind) + "." + sols[i].name;
+        b.source = std::move(*src);
+        b.origin = sols[i].name;
+        b.origin_source = sols[i].source;
+        bugs.push_back(std::move(b));
+      }
+    }
+    for (auto& v : sols)
+      all.push_back(std::move(v));
+    for (auto& v : bugs)
+      all.push_back(std::move(v));
+  }
+  return all;
+}
+
+} // namespace leap::corpus

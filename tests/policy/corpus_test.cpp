@@ -1,0 +1,227 @@
+// Tests of the corpus generator (policy/corpus): determinism by seed, coverage of every bundled
+// task, markup and mutators that change exactly what they claim, and typos that really fail nvcc
+// (their origins compile). Labelling through the environment is tested in tests/runtime.
+#include "common/fs.hpp"
+#include "env/process.hpp"
+#include "env/task.hpp"
+#include "policy/corpus/corpus.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+using namespace leap;
+using namespace leap::corpus;
+
+namespace {
+
+const std::vector<env::task_spec>& suite() {
+  static const auto tasks = [] {
+    auto t = env::load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.message());
+    return t.ok() ? *t : std::vector<env::task_spec>{};
+  }();
+  return tasks;
+}
+
+std::vector<variant> gen(std::uint64_t seed) {
+  generate_options o;
+  o.seed = seed;
+  auto v = generate(suite(), o);
+  EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.message());
+  return v.ok() ? *v : std::vector<variant>{};
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size()))
+    ++n;
+  return n;
+}
+
+// Lines of a that differ from b (same line count assumed by the caller when it matters).
+int differing_lines(const std::string& a, const std::string& b) {
+  auto la = std::vector<std::string>{}, lb = std::vector<std::string>{};
+  std::string cur;
+  for (char c : a) {
+    if (c == '\n') { la.push_back(cur); cur.clear(); } else cur += c;
+  }
+  la.push_back(cur);
+  cur.clear();
+  for (char c : b) {
+    if (c == '\n') { lb.push_back(cur); cur.clear(); } else cur += c;
+  }
+  lb.push_back(cur);
+  if (la.size() != lb.size())
+    return -1;
+  int d = 0;
+  for (std::size_t i = 0; i < la.size(); ++i)
+    d += la[i] != lb[i];
+  return d;
+}
+
+} // namespace
+
+TEST(CorpusMarkup, RenderAndMutate) {
+  const std::string m = "if (i $< n) @G{if (j $>= k) return;}G@ x = @I{a[i]~|~a[i+1]}I@; $SYNC\n"
+                        "@Z{cudaMemset(p, 0, 4);}Z@\ns = @R{s + v~|~v}R@;\n";
+  EXPECT_EQ(render(m), "if (i < n) if (j >= k) return; x = a[i]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = s + v;\n");
+  EXPECT_EQ(count_sites(m, bug_kind::off_by_one), 2);
+  EXPECT_EQ(count_sites(m, bug_kind::missing_bounds), 1);
+  EXPECT_EQ(count_sites(m, bug_kind::missing_sync), 1);
+  EXPECT_EQ(count_sites(m, bug_kind::uninit_output), 1);
+  EXPECT_EQ(*mutate(m, bug_kind::off_by_one, 0), "if (i <= n) if (j >= k) return; x = a[i]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = s + v;\n");
+  EXPECT_EQ(*mutate(m, bug_kind::off_by_one, 1), "if (i < n) if (j > k) return; x = a[i]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = s + v;\n");
+  EXPECT_EQ(*mutate(m, bug_kind::missing_bounds, 0), "if (i < n)  x = a[i]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = s + v;\n");
+  EXPECT_EQ(*mutate(m, bug_kind::wrong_index, 0), "if (i < n) if (j >= k) return; x = a[i+1]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = s + v;\n");
+  // A removed marker that leaves a blank line drops the line.
+  EXPECT_EQ(*mutate(m, bug_kind::uninit_output, 0), "if (i < n) if (j >= k) return; x = a[i]; __syncthreads();\ns = s + v;\n");
+  EXPECT_EQ(*mutate(m, bug_kind::wrong_reduction, 0), "if (i < n) if (j >= k) return; x = a[i]; __syncthreads();\ncudaMemset(p, 0, 4);\ns = v;\n");
+  EXPECT_FALSE(mutate(m, bug_kind::off_by_one, 2).ok());
+  EXPECT_FALSE(mutate(m, bug_kind::typo_semicolon, 0).ok());
+}
+
+TEST(CorpusGenerator, DeterministicBySeed) {
+  auto a = gen(7), b = gen(7), c = gen(8);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].source, b[i].source);
+  }
+  bool differs = a.size() != c.size();
+  for (std::size_t i = 0; !differs && i < a.size(); ++i)
+    differs = a[i].source != c[i].source;
+  EXPECT_TRUE(differs) << "another seed should pick other styles, block sizes or bugs";
+}
+
+TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
+  ASSERT_EQ(suite().size(), 22u);
+  auto all = gen(1);
+  std::map<std::string, std::set<std::string>> strategies;
+  std::map<std::string, int> solutions;
+  std::map<std::string, std::set<bug_kind>> bugs;
+  std::set<std::string> names;
+  for (auto& v : all) {
+    EXPECT_TRUE(names.insert(v.task + "/" + v.name).second) << "duplicate " << v.name;
+    if (v.kind == variant_kind::solution) {
+      ++solutions[v.task];
+      strategies[v.task].insert(v.strategy);
+    } else {
+      bugs[v.task].insert(v.bug);
+    }
+  }
+  for (auto& t : suite()) {
+    EXPECT_GE(solutions[t.name], 4) << t.name;
+    EXPECT_GE(strategies[t.name].size(), t.name == "attention_head" ? 2u : 3u) << t.name;
+    EXPECT_GE(bugs[t.name].size(), 6u) << t.name;
+    for (auto k : {bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type,
+                   bug_kind::off_by_one, bug_kind::wrong_index})
+      EXPECT_TRUE(bugs[t.name].count(k)) << t.name << " lacks " << to_string(k);
+  }
+  // Kinds that need shared memory or atomics appear where those strategies exist.
+  EXPECT_TRUE(bugs["matmul"].count(bug_kind::missing_sync));
+  EXPECT_TRUE(bugs["softmax_rows"].count(bug_kind::missing_sync));
+  EXPECT_TRUE(bugs["sum_reduce"].count(bug_kind::uninit_output));
+  EXPECT_TRUE(bugs["histogram"].count(bug_kind::uninit_output));
+  EXPECT_TRUE(bugs["row_max"].count(bug_kind::wrong_reduction));
+}
+
+TEST(CorpusGenerator, VariantsHonourTheCandidateContract) {
+  for (auto& v : gen(3)) {
+    const auto& t = *std::find_if(suite().begin(), suite().end(), [&](auto& s) { return s.name == v.task; });
+    std::string params;
+    for (auto& a : t.args)
+      params += (params.empty() ? "" : ", ") + a.p.c_type() + " " + a.p.name;
+    EXPECT_NE(v.source.find("#include <cuda_runtime.h>"), std::string::npos) << v.name;
+    if (v.bug != bug_kind::typo_type) {
+      EXPECT_NE(v.source.find("extern \"C\" void solution(" + params + ")"), std::string::npos)
+        << v.task << "/" << v.name;
+    }
+    EXPECT_EQ(v.source.find("$"), std::string::npos) << v.name;
+    EXPECT_EQ(v.source.find("~|~"), std::string::npos) << v.name;
+    EXPECT_EQ(v.source.find('\x01'), std::string::npos) << v.name;
+  }
+}
+
+TEST(CorpusGenerator, MutatorsChangeWhatTheyClaim) {
+  int checked = 0;
+  for (auto& v : gen(5)) {
+    if (v.kind != variant_kind::buggy)
+      continue;
+    ++checked;
+    const auto& a = v.origin_source;
+    const auto& b = v.source;
+    ASSERT_NE(a, b) << v.name;
+    ASSERT_FALSE(a.empty()) << v.name;
+    switch (v.bug) {
+    case bug_kind::off_by_one:
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      EXPECT_TRUE(count(b, "<=") == count(a, "<=") + 1 || count(b, ">=") + 1 == count(a, ">="))
+        << v.name;
+      break;
+    case bug_kind::missing_sync:
+      EXPECT_EQ(count(b, "__syncthreads();") + 1, count(a, "__syncthreads();")) << v.name;
+      break;
+    case bug_kind::uninit_output:
+      EXPECT_EQ(count(b, "cudaMemset"), 0u) << v.name;
+      EXPECT_EQ(count(a, "cudaMemset"), 1u) << v.name;
+      break;
+    case bug_kind::missing_bounds:
+      EXPECT_LT(b.size(), a.size()) << v.name;
+      EXPECT_LT(count(b, "<") + count(b, ">"), count(a, "<") + count(a, ">")) << v.name;
+      break;
+    case bug_kind::wrong_index:
+    case bug_kind::wrong_reduction:
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      break;
+    case bug_kind::typo_semicolon:
+      EXPECT_EQ(count(b, ";") + 1, count(a, ";")) << v.name;
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      break;
+    case bug_kind::typo_identifier:
+    case bug_kind::typo_type:
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      break;
+    case bug_kind::none:
+      ADD_FAILURE() << "buggy variant without a bug kind: " << v.name;
+    }
+  }
+  EXPECT_GT(checked, 150);
+}
+
+TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {
+  const std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (!std::filesystem::exists(nvcc))
+    GTEST_SKIP() << "no nvcc at " << nvcc;
+  generate_options o;
+  o.only_tasks = {"vector_add", "softmax_rows"};
+  auto all = generate(suite(), o);
+  ASSERT_TRUE(all.ok()) << all.message();
+  auto dir = make_temp_dir(temp_root(), "leap-corpus-test-");
+  ASSERT_TRUE(dir.ok()) << dir.message();
+  auto compiles = [&](const std::string& src, const std::string& name) {
+    auto path = *dir + "/" + name + ".cu";
+    EXPECT_TRUE(write_file_atomic(path, src).ok());
+    env::process_spec p;
+    p.argv = {nvcc, "-cubin", "-arch=sm_90", "-o", *dir + "/" + name + ".cubin", path};
+    p.timeout_seconds = 120;
+    auto r = env::run_blocking(p);
+    EXPECT_TRUE(r.started) << r.start_error;
+    return r.success();
+  };
+  int typos = 0;
+  std::set<std::string> origins_checked;
+  for (auto& v : *all) {
+    if (v.kind != variant_kind::buggy || !is_typo(v.bug) || v.task != "vector_add")
+      continue;
+    ++typos;
+    EXPECT_FALSE(compiles(v.source, "typo" + std::to_string(typos))) << v.name << "\n" << v.source;
+    if (origins_checked.insert(v.origin).second) {
+      EXPECT_TRUE(compiles(v.origin_source, "origin" + std::to_string(typos))) << v.origin;
+    }
+  }
+  EXPECT_EQ(typos, 3);
+  std::filesystem::remove_all(*dir);
+}
