@@ -43,6 +43,7 @@ commands:
                                            generate the kernel corpus, label every variant
                                            through the environment, write corpus.jsonl
   config show                              print the effective configuration as TOML
+  config defaults                          print every key with its default and meaning
   config docs                              print docs/config.md
   doctor                                   report tools, backend and protections
   version                                  print the version
@@ -312,7 +313,11 @@ int run_cli(int argc, char** argv) {
       std::cout << config::render_docs_markdown();
       return exit_ok;
     }
-    return usage_error("config needs 'show' or 'docs'");
+    if (sub == "defaults") {
+      std::cout << config::to_toml(config::defaults(), true);
+      return exit_ok;
+    }
+    return usage_error("config needs 'show', 'defaults' or 'docs'");
   }
   if (cmd == "tasks" && sub == "list")
     return cmd_tasks_list(a, *cfg);

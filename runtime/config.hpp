@@ -70,12 +70,54 @@ struct cuda_section {
 
 // The whole configuration. The member initialisers above are the defaults (the registry reads
 // them, so docs and default.toml cannot drift from the code).
+// The policy model (a Llama-style decoder) and its tokenizer.
+struct policy_section {
+  int vocab_size = 2048;     // target size of the BPE vocabulary trained on the corpus
+  int d_model = 256;
+  int n_layers = 4;
+  int n_heads = 8;
+  int n_kv_heads = 4;        // < n_heads: grouped KV heads
+  int d_ff = 688;            // SwiGLU hidden size
+  int max_seq_len = 2048;
+  double rope_theta = 10000.0;
+  bool tie_embeddings = true;
+};
+
+// Supervised warm start on the generated corpus (`leap pretrain`).
+struct sft_section {
+  double minutes = 10.0;     // wall-clock budget of the optimisation
+  int max_steps = 0;         // 0 = as many as the budget allows
+  int batch_sequences = 8;
+  double lr = 2e-3;
+  double min_lr_ratio = 0.1; // cosine decay to lr * min_lr_ratio
+  int warmup_steps = 30;
+  double weight_decay = 0.01;
+  double grad_clip = 1.0;
+  std::uint64_t seed = 1;
+  std::uint64_t corpus_seed = 1;
+  double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
+};
+
+// Sampling evaluation with multi-turn feedback (`leap eval`).
+struct eval_section {
+  int group_size = 8;        // attempts per task (G)
+  int max_turns = 3;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int max_new_tokens = 512;
+  std::uint64_t seed = 1;
+  std::vector<std::string> tasks; // empty = every bundled task
+};
+
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
   executor_section executor;
   emulation_section emulation;
   cuda_section cuda;
+  policy_section policy;
+  sft_section sft;
+  eval_section eval;
 };
 
 // Equality over every registered key (used by round-trip tests and by callers that diff configs).

@@ -106,6 +106,69 @@ void register_cuda(registry& r) {
       .greater_than(0);
 }
 
+void register_policy(registry& r) {
+  auto s = r.section("policy", &leap_config::policy,
+                     "The policy: a Llama-style decoder (RMSNorm, rotary embeddings, grouped KV "
+                     "heads, SwiGLU) and its byte-level BPE tokenizer.");
+  s.key("vocab_size", &policy_section::vocab_size,
+        "Target BPE vocabulary size (trained on the corpus; a small corpus may give fewer).")
+      .at_least(300);
+  s.key("d_model", &policy_section::d_model, "Hidden size.").at_least(16);
+  s.key("n_layers", &policy_section::n_layers, "Decoder layers.").at_least(1);
+  s.key("n_heads", &policy_section::n_heads, "Attention heads (d_model must divide by it).")
+      .at_least(1);
+  s.key("n_kv_heads", &policy_section::n_kv_heads,
+        "Key/value heads; fewer than n_heads = grouped-query attention (must divide n_heads).")
+      .at_least(1);
+  s.key("d_ff", &policy_section::d_ff, "SwiGLU hidden size.").at_least(16);
+  s.key("max_seq_len", &policy_section::max_seq_len,
+        "Longest prompt + completion, in tokens (rotary tables and KV caches are sized by it).")
+      .at_least(64);
+  s.key("rope_theta", &policy_section::rope_theta, "Rotary embedding base.").greater_than(0);
+  s.key("tie_embeddings", &policy_section::tie_embeddings,
+        "Share the token embedding with the output head.");
+}
+
+void register_sft(registry& r) {
+  auto s = r.section("sft", &leap_config::sft,
+                     "Supervised warm start (`leap pretrain`) on the generated, environment-labelled "
+                     "corpus: turn-1 solutions and repair dialogues.");
+  s.key("minutes", &sft_section::minutes, "Wall-clock budget of the optimisation.").greater_than(0);
+  s.key("max_steps", &sft_section::max_steps, "Optimizer steps; 0 = as many as the budget allows.")
+      .at_least(0);
+  s.key("batch_sequences", &sft_section::batch_sequences, "Sequences per optimizer step.")
+      .at_least(1);
+  s.key("lr", &sft_section::lr, "Peak AdamW learning rate.").greater_than(0);
+  s.key("min_lr_ratio", &sft_section::min_lr_ratio,
+        "The cosine schedule decays to lr * min_lr_ratio at the end of the budget.")
+      .at_least(0)
+      .at_most(1);
+  s.key("warmup_steps", &sft_section::warmup_steps, "Linear warm-up steps.").at_least(0);
+  s.key("weight_decay", &sft_section::weight_decay, "AdamW weight decay.").at_least(0);
+  s.key("grad_clip", &sft_section::grad_clip, "Gradient-norm clip; 0 disables it.").at_least(0);
+  s.key("seed", &sft_section::seed, "Seed of initialisation and batch order.");
+  s.key("corpus_seed", &sft_section::corpus_seed, "Seed of the generated corpus.");
+  s.key("repair_weight", &sft_section::repair_weight,
+        "Sampling weight of a repair dialogue relative to a turn-1 example.")
+      .at_least(0);
+}
+
+void register_eval(registry& r) {
+  auto s = r.section("eval", &leap_config::eval,
+                     "Sampling evaluation with multi-turn feedback (`leap eval`): G attempts per "
+                     "task, failed ones retried with the environment's feedback.");
+  s.key("group_size", &eval_section::group_size, "Attempts per task (G).").at_least(1);
+  s.key("max_turns", &eval_section::max_turns, "Turns per attempt, feedback in between.")
+      .at_least(1);
+  s.key("temperature", &eval_section::temperature, "Sampling temperature; 0 = greedy.")
+      .at_least(0);
+  s.key("top_p", &eval_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
+  s.key("max_new_tokens", &eval_section::max_new_tokens, "Longest completion, in tokens.")
+      .at_least(1);
+  s.key("seed", &eval_section::seed, "Sampling seed.");
+  s.key("tasks", &eval_section::tasks, "Tasks to evaluate; empty = every bundled task.");
+}
+
 registry build_registry() {
   registry r;
   register_environment(r);
@@ -113,6 +176,9 @@ registry build_registry() {
   register_executor(r);
   register_emulation(r);
   register_cuda(r);
+  register_policy(r);
+  register_sft(r);
+  register_eval(r);
   return r;
 }
 

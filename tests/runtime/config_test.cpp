@@ -86,7 +86,13 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "executor.timeout_seconds", "executor.memory_limit_mb", "executor.trials", "executor.seed",
       "executor.output_limit_kb", "executor.sandbox", "executor.check_repeat",
       "emulation.threads", "emulation.fiber_stack_kb", "cuda.device", "cuda.warmup",
-      "cuda.timing_runs", "cuda.l2_flush_mb", "cuda.max_plausible_speedup"};
+      "cuda.timing_runs", "cuda.l2_flush_mb", "cuda.max_plausible_speedup",
+      "policy.vocab_size", "policy.d_model", "policy.n_layers", "policy.n_heads",
+      "policy.n_kv_heads", "policy.d_ff", "policy.max_seq_len", "policy.rope_theta",
+      "policy.tie_embeddings", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
+      "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
+      "sft.corpus_seed", "sft.repair_weight", "eval.group_size", "eval.max_turns",
+      "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.tasks"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -241,16 +247,16 @@ TEST(ConfigLoadErrors, UnknownKeyWithoutSuggestion) {
 TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
   std::string e = load_error("[compiler]\nseed = 1\n");
   EXPECT_TRUE(starts_with(e, "x.toml:2:1: unknown key 'compiler.seed'")) << e;
-  EXPECT_NE(e.find("('seed' is a key of [executor])"), std::string::npos) << e;
+  EXPECT_NE(e.find("('seed' is a key of [executor], [sft], [eval])"), std::string::npos) << e;
 }
 
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
             "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda)");
-  EXPECT_EQ(load_error("[policy]\nlr = 1e-5\n"),
-            "x.toml:1:2: unknown section [policy] (known sections: environment, compiler, "
-            "executor, emulation, cuda)");
+            "environment, compiler, executor, emulation, cuda, policy, sft, eval)");
+  EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
+            "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
+            "executor, emulation, cuda, policy, sft, eval)");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
@@ -261,7 +267,7 @@ TEST(ConfigLoadErrors, KeyOutsideAnySection) {
             "[executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
             "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda)");
+            "compiler, executor, emulation, cuda, policy, sft, eval)");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
@@ -405,7 +411,7 @@ TEST(ConfigOverride, UnknownKey) {
             "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines)");
   EXPECT_EQ(set_error("exector.trials=3"),
             "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda)");
+            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval)");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");
