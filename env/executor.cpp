@@ -218,6 +218,7 @@ void executor::run_one(const handle& h, bool reference) {
   spec.cpu_seconds = static_cast<long long>(opts_.timeout_seconds * std::max(1, opts_.emu_threads)) + 5;
   spec.timeout_seconds = opts_.timeout_seconds;
   spec.output_limit = opts_.output_limit;
+  spec.output_hard_limit = 16u << 20;
   {
     std::lock_guard<std::mutex> lk(h->mtx);
     if (h->cancelled) {
@@ -310,6 +311,11 @@ void executor::conclude(const handle& h) {
     done(make_error("the candidate sandbox could not be set up: " + std::string(trim(o.err))
                     + " (set executor.sandbox = false to run without it)"));
     return;
+  } else if (o.output_limit_exceeded && (o.signaled || o.exit_code != 0 || !si.done)) {
+    v.st = status::runtime_error;
+    v.reason = "output_limit";
+    v.diagnostics = "wrote more than 16 MB to stdout/stderr" + at
+                    + ": leap closed the stream and the process ended with " + o.describe();
   } else if (o.signaled) {
     v.st = status::runtime_error;
     v.reason = "signal";

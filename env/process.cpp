@@ -102,7 +102,8 @@ public:
   std::unique_ptr<bp::async_pipe> out_pipe, err_pipe;
   std::unique_ptr<bp::child> child;
   std::unique_ptr<asio::steady_timer> timer;
-  std::array<char, 8192> out_buf{}, err_buf{};
+  std::array<char, 65536> out_buf{}, err_buf{};
+  std::size_t out_total = 0, err_total = 0;
   process_outcome outcome;
   std::chrono::steady_clock::time_point t0;
   pid_t pid = 0;
@@ -206,11 +207,21 @@ void process_runner::impl::read_more(const std::shared_ptr<running>& r, bool is_
     auto& text = is_out ? r->outcome.out : r->outcome.err;
     auto& trunc = is_out ? r->outcome.out_truncated : r->outcome.err_truncated;
     auto& buf = is_out ? r->out_buf : r->err_buf;
+    auto& total = is_out ? r->out_total : r->err_total;
     if (n > 0) {
       auto room = r->spec.output_limit > text.size() ? r->spec.output_limit - text.size() : 0;
       text.append(buf.data(), std::min(n, room));
       if (n > room)
         trunc = true;
+      total += n;
+    }
+    if (!ec && r->spec.output_hard_limit > 0 && total > r->spec.output_hard_limit) {
+      r->outcome.output_limit_exceeded = true;
+      boost::system::error_code ignored;
+      (is_out ? r->out_pipe : r->err_pipe)->close(ignored);
+      (is_out ? r->out_eof : r->err_eof) = true;
+      maybe_finish(r);
+      return;
     }
     if (ec) {
       (is_out ? r->out_eof : r->err_eof) = true;

@@ -27,6 +27,9 @@ struct process_spec {
   long long open_files = 0;           // RLIMIT_NOFILE, 0 = unchanged
   bool no_core_dumps = true;          // RLIMIT_CORE = 0
   std::size_t output_limit = 64 * 1024; // bytes of stdout and of stderr kept (rest discarded)
+  // Bytes received on one stream after which leap closes it, so a flooding child gets EPIPE or
+  // SIGPIPE instead of keeping the reader busy (0 = read everything).
+  std::size_t output_hard_limit = 0;
   // Applied in the child after the limits, before exec (candidate workers only).
   std::shared_ptr<const sandbox_plan> sandbox;
 };
@@ -41,6 +44,7 @@ struct process_outcome {
   int term_signal = 0;
   std::string out, err;     // captured, capped at output_limit
   bool out_truncated = false, err_truncated = false;
+  bool output_limit_exceeded = false; // a stream passed output_hard_limit and was closed
   double seconds = 0;
 
   bool success() const { return started && !timed_out && !cancelled && !signaled && exit_code == 0; }

@@ -7,6 +7,8 @@
 #include "policy/task_oracles.hpp"
 #include "runtime/config.hpp"
 #include "runtime/corpus_build.hpp"
+#include "runtime/eval.hpp"
+#include "runtime/pretrain.hpp"
 #include "runtime/evaluator.hpp"
 #include "runtime/services.hpp"
 #include "runtime/verify.hpp"
@@ -42,6 +44,9 @@ commands:
   corpus --out DIR [--seed N] [--task NAME ...] [--json]
                                            generate the kernel corpus, label every variant
                                            through the environment, write corpus.jsonl
+  pretrain --out DIR [--json]              SFT warm start on the labelled corpus; writes a checkpoint
+  eval --checkpoint DIR [--json]           sample G attempts per task, up to eval.max_turns with
+                                           feedback; pass@1, Acc@1/2/3, per-task pass rates
   config show                              print the effective configuration as TOML
   config defaults                          print every key with its default and meaning
   config docs                              print docs/config.md
@@ -80,7 +85,8 @@ int usage_error(const std::string& msg) {
 
 result<cli_args> parse_args(int argc, char** argv) {
   static const std::vector<std::string> with_value{"--config", "--set", "--task", "--source",
-                                                   "--backend", "--out", "--seed"};
+                                                   "--backend", "--out", "--seed",
+                                                   "--checkpoint"};
   static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
@@ -322,7 +328,7 @@ int run_cli(int argc, char** argv) {
   if (cmd == "tasks" && sub == "list")
     return cmd_tasks_list(a, *cfg);
   bool known = (cmd == "tasks" && sub == "verify") || cmd == "check" || cmd == "doctor"
-               || cmd == "corpus";
+               || cmd == "corpus" || cmd == "pretrain" || cmd == "eval";
   if (!known)
     return usage_error("unknown command '" + join(a.words, " ") + "'");
   auto svc = make_services(*cfg, cmd != "doctor");
@@ -334,6 +340,18 @@ int run_cli(int argc, char** argv) {
     return cmd_doctor(**svc);
   if (cmd == "check")
     return cmd_check(a, **svc);
+  if (cmd == "pretrain") {
+    auto out = a.opt("--out");
+    if (!out)
+      return usage_error("pretrain needs --out DIR");
+    return cmd_pretrain(**svc, *out, a.has("--json"));
+  }
+  if (cmd == "eval") {
+    auto ck = a.opt("--checkpoint");
+    if (!ck)
+      return usage_error("eval needs --checkpoint DIR");
+    return cmd_eval(**svc, *ck, a.has("--json"));
+  }
   if (cmd == "corpus") {
     corpus_options co;
     auto out = a.opt("--out");

@@ -151,6 +151,7 @@ void register_sft(registry& r) {
   s.key("repair_weight", &sft_section::repair_weight,
         "Sampling weight of a repair dialogue relative to a turn-1 example.")
       .at_least(0);
+  s.key("tasks", &sft_section::tasks, "Tasks whose corpus is trained on; empty = every bundled task.");
 }
 
 void register_eval(registry& r) {

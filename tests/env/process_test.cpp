@@ -89,6 +89,17 @@ TEST(Process, OutputIsCapped) {
   EXPECT_TRUE(o.out_truncated);
 }
 
+TEST(Process, FloodPastTheHardLimitClosesTheStream) {
+  auto s = sh("exec head -c 50000000 /dev/zero");
+  s.output_limit = 1000;
+  s.output_hard_limit = 1 << 20;
+  auto o = run_blocking(s);
+  EXPECT_TRUE(o.output_limit_exceeded);
+  EXPECT_TRUE(o.signaled);
+  EXPECT_EQ(o.term_signal, SIGPIPE) << o.describe();
+  EXPECT_EQ(o.out.size(), 1000u);
+}
+
 TEST(Process, AddressSpaceLimitApplies) {
   auto s = sh("python3 -c 'x = bytearray(512*1024*1024)' 2>/dev/null || exit 42");
   s.address_space_bytes = 256ll << 20;

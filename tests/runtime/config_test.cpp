@@ -91,7 +91,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.n_kv_heads", "policy.d_ff", "policy.max_seq_len", "policy.rope_theta",
       "policy.tie_embeddings", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
-      "sft.corpus_seed", "sft.repair_weight", "eval.group_size", "eval.max_turns",
+      "sft.corpus_seed", "sft.repair_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.tasks"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {

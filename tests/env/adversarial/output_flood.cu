@@ -1,7 +1,8 @@
-// expect: correct
+// expect: runtime_error
 // task: vector_add
-// Writes 64 MB to stdout and to stderr on every call, then computes correctly: leap keeps a capped amount of
-// output and stays responsive.
+// Writes a gigabyte to stdout and to stderr, then computes correctly: past 16 MB leap closes the
+// stream, the write fails with SIGPIPE, and the verdict is runtime_error (output limit); leap keeps
+// only a capped amount of the output and stays responsive.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static void sabotage(const float* a, const float* b, float* c, int n) {
 extern "C" void solution(const float* a, const float* b, float* c, int n) {
   static char buf[1 << 20];
   memset(buf, 'x', sizeof buf);
-  for (int k = 0; k < 64; ++k) {
+  for (int k = 0; k < 1024; ++k) {
     fwrite(buf, 1, sizeof buf, stdout);
     fwrite(buf, 1, sizeof buf, stderr);
   }

@@ -1,0 +1,3 @@
+# bench_sampling: tokens/s of batched group sampling with and without the KV cache.
+add_executable(bench_sampling ${CMAKE_CURRENT_SOURCE_DIR}/sampling_bench.cpp)
+target_link_libraries(bench_sampling PRIVATE leap_model benchmark::benchmark)

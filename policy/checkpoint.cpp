@@ -1,0 +1,277 @@
+// Checkpoint directories: see checkpoint.hpp.
+#include "policy/checkpoint.hpp"
+
+#include "common/fs.hpp"
+#include "policy/tensor_file.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <type_traits>
+#include <vector>
+
+namespace leap::policy {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string shape_str(torch::IntArrayRef s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The optimizer's state map key for a parameter: a string of the TensorImpl address in
+// LibTorch 1.x, the address itself in 2.x.
+template <class Map>
+typename Map::key_type state_key(const Map&, const torch::Tensor& p) {
+  using key = typename Map::key_type;
+  if constexpr (std::is_same_v<key, std::string>) {
+    std::ostringstream s;
+    s << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return s.str();
+  } else {
+    return static_cast<key>(p.unsafeGetTensorImpl());
+  }
+}
+
+result<void> write_optimizer(const std::string& path, const torch::optim::AdamW& opt, decoder_impl& model) {
+  named_tensors out;
+  const auto& state = opt.state();
+  for (const auto& p : model.named_parameters()) {
+    auto it = state.find(state_key(state, p.value()));
+    if (it == state.end()) continue;  // no step taken for this parameter yet
+    const auto& s = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+    out[p.key() + ".exp_avg"] = s.exp_avg();
+    out[p.key() + ".exp_avg_sq"] = s.exp_avg_sq();
+    if (s.max_exp_avg_sq().defined()) out[p.key() + ".max_exp_avg_sq"] = s.max_exp_avg_sq();
+    out[p.key() + ".step"] = torch::tensor(s.step(), torch::kLong).reshape({});
+  }
+  std::map<std::string, std::string> meta{{"format", "leap-adamw-v1"}};
+  if (!opt.param_groups().empty()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(opt.param_groups().front().options());
+    meta["lr"] = std::to_string(o.lr());
+    meta["beta1"] = std::to_string(std::get<0>(o.betas()));
+    meta["beta2"] = std::to_string(std::get<1>(o.betas()));
+    meta["eps"] = std::to_string(o.eps());
+    meta["weight_decay"] = std::to_string(o.weight_decay());
+    meta["amsgrad"] = o.amsgrad() ? "true" : "false";
+  }
+  return save_tensors(path, out, meta);
+}
+
+json trainer_state_to_json(const trainer_state& s) {
+  return json{{"step", s.step}, {"policy_version", s.policy_version}, {"extra", s.extra}};
+}
+
+} // namespace
+
+result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const checkpoint_save_options& opts) {
+  std::error_code ec;
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec) return make_error(parent.string() + ": cannot create directory: " + ec.message());
+  auto tmp = make_temp_dir(parent.string(), "." + target.filename().string() + ".tmp.");
+  if (!tmp) return tmp.err();
+  auto fail = [&](const std::string& what) {
+    std::error_code ignore;
+    fs::remove_all(*tmp, ignore);
+    return make_error("save checkpoint " + target.string() + ": " + what);
+  };
+
+  if (auto r = save_model_config(*tmp + "/config.json", model.config()); !r) return fail(r.message());
+  named_tensors weights;
+  for (const auto& p : model.named_parameters()) weights[p.key()] = p.value();
+  if (auto r = save_tensors(*tmp + "/model.safetensors", weights, {{"format", "pt"}}); !r) return fail(r.message());
+  if (!opts.tokenizer_json_path.empty()) {
+    fs::copy_file(opts.tokenizer_json_path, *tmp + "/tokenizer.json", ec);
+    if (ec) return fail("copy tokenizer " + opts.tokenizer_json_path + ": " + ec.message());
+  } else if (!opts.tokenizer_json.empty()) {
+    if (auto r = write_file_atomic(*tmp + "/tokenizer.json", opts.tokenizer_json); !r) return fail(r.message());
+  }
+  if (opts.optimizer != nullptr) {
+    if (auto r = write_optimizer(*tmp + "/optimizer.safetensors", *opts.optimizer, model); !r) {
+      return fail(r.message());
+    }
+  }
+  if (auto r = write_file_atomic(*tmp + "/trainer_state.json", trainer_state_to_json(opts.state).dump(2) + "\n"); !r) {
+    return fail(r.message());
+  }
+
+  // Swap into place: an existing checkpoint is moved aside first and removed afterwards.
+  fs::path old;
+  if (fs::exists(target, ec)) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".old.%016llx", os_random_u64());
+    old = parent / ("." + target.filename().string() + suffix);
+    fs::rename(target, old, ec);
+    if (ec) return fail("cannot move the existing checkpoint aside: " + ec.message());
+  }
+  fs::rename(*tmp, target, ec);
+  if (ec) {
+    std::error_code ignore;
+    if (!old.empty()) fs::rename(old, target, ignore);
+    return fail("cannot rename the temp directory into place: " + ec.message());
+  }
+  if (!old.empty()) fs::remove_all(old, ec);
+  return {};
+}
+
+result<model_config> load_checkpoint_config(const std::string& dir) {
+  return load_model_config(dir + "/config.json");
+}
+
+result<void> load_weights(decoder_impl& model, const std::string& path) {
+  auto tensors = load_tensors(path);
+  if (!tensors) return tensors.err();
+  std::vector<std::string> problems;
+  auto params = model.named_parameters();
+  for (const auto& p : params) {
+    auto it = tensors->find(p.key());
+    if (it == tensors->end()) {
+      problems.push_back("missing tensor '" + p.key() + "' (model expects shape " + shape_str(p.value().sizes()) + ")");
+    } else if (it->second.sizes() != p.value().sizes()) {
+      problems.push_back("tensor '" + p.key() + "' has shape " + shape_str(it->second.sizes()) +
+                         " in the file, the model expects " + shape_str(p.value().sizes()));
+    } else if (!it->second.is_floating_point()) {
+      problems.push_back("tensor '" + p.key() + "' has integer dtype " +
+                         std::string(c10::toString(it->second.scalar_type())));
+    }
+  }
+  for (const auto& [name, t] : *tensors) {
+    if (params.contains(name)) continue;
+    if (ends_with(name, "rotary_emb.inv_freq")) continue;
+    if (name == "lm_head.weight" && model.config().tie_embeddings) continue;
+    problems.push_back("unexpected tensor '" + name + "' with shape " + shape_str(t.sizes()));
+  }
+  if (!problems.empty()) {
+    std::string msg = path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
+    for (const auto& p : problems) msg += "\n  - " + p;
+    return make_error(msg);
+  }
+  try {
+    torch::NoGradGuard no_grad;
+    for (auto& p : params) p.value().copy_(tensors->at(p.key()));
+  } catch (const c10::Error& e) {
+    return make_error(path + ": " + e.what_without_backtrace());
+  }
+  return {};
+}
+
+result<decoder> load_model(const std::string& dir) {
+  auto cfg = load_checkpoint_config(dir);
+  if (!cfg) return cfg.err();
+  auto model = make_decoder(*cfg);
+  if (!model) return model.err();
+  if (auto r = load_weights(**model, dir + "/model.safetensors"); !r) return r.err();
+  return model;
+}
+
+result<void> load_optimizer_state(torch::optim::AdamW& opt, decoder_impl& model, const std::string& dir) {
+  const std::string path = dir + "/optimizer.safetensors";
+  auto tensors = load_tensors(path);
+  if (!tensors) return tensors.err();
+  std::set<const void*> in_optimizer;
+  for (const auto& g : opt.param_groups()) {
+    for (const auto& p : g.params()) in_optimizer.insert(p.unsafeGetTensorImpl());
+  }
+  std::vector<std::string> problems;
+  std::set<std::string> used;
+  auto params = model.named_parameters();
+  struct pending {
+    torch::Tensor param;
+    std::unique_ptr<torch::optim::AdamWParamState> state;
+  };
+  std::vector<pending> restored;
+  try {
+    for (const auto& p : params) {
+      const std::string n = p.key();
+      auto find = [&](const std::string& suffix) -> torch::Tensor {
+        auto it = tensors->find(n + suffix);
+        if (it == tensors->end()) return {};
+        used.insert(it->first);
+        return it->second;
+      };
+      auto m = find(".exp_avg"), v = find(".exp_avg_sq"), vmax = find(".max_exp_avg_sq"), step = find(".step");
+      if (!m.defined() && !v.defined() && !step.defined()) continue;  // parameter had no state
+      if (!m.defined() || !v.defined() || !step.defined()) {
+        problems.push_back("parameter '" + n + "': incomplete state (needs .exp_avg, .exp_avg_sq and .step)");
+        continue;
+      }
+      if (!in_optimizer.count(p.value().unsafeGetTensorImpl())) {
+        problems.push_back("parameter '" + n + "' has saved state but is not in the optimizer");
+        continue;
+      }
+      bool bad = false;
+      for (auto [suffix, t] : {std::pair{".exp_avg", m}, {".exp_avg_sq", v}, {".max_exp_avg_sq", vmax}}) {
+        if (t.defined() && t.sizes() != p.value().sizes()) {
+          problems.push_back("tensor '" + n + suffix + "' has shape " + shape_str(t.sizes()) +
+                             ", the parameter has " + shape_str(p.value().sizes()));
+          bad = true;
+        }
+      }
+      if (step.numel() != 1 || step.is_floating_point()) {
+        problems.push_back("tensor '" + n + ".step' must be one integer");
+        bad = true;
+      }
+      if (bad) continue;
+      auto st = std::make_unique<torch::optim::AdamWParamState>();
+      auto opts = p.value().options().requires_grad(false);
+      st->step(step.item<std::int64_t>());
+      st->exp_avg(m.to(opts).clone());
+      st->exp_avg_sq(v.to(opts).clone());
+      if (vmax.defined()) st->max_exp_avg_sq(vmax.to(opts).clone());
+      restored.push_back({p.value(), std::move(st)});
+    }
+  } catch (const c10::Error& e) {
+    return make_error(path + ": " + e.what_without_backtrace());
+  }
+  for (const auto& [name, t] : *tensors) {
+    if (!used.count(name)) problems.push_back("unexpected tensor '" + name + "' (no such model parameter)");
+  }
+  if (!problems.empty()) {
+    std::string msg = path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
+    for (const auto& p : problems) msg += "\n  - " + p;
+    return make_error(msg);
+  }
+  auto& state = opt.state();
+  for (auto& r : restored) state[state_key(state, r.param)] = std::move(r.state);
+  return {};
+}
+
+result<trainer_state> load_trainer_state(const std::string& dir) {
+  const std::string path = dir + "/trainer_state.json";
+  auto text = read_file(path);
+  if (!text) return text.err();
+  json j = json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error(path + ": not a JSON object");
+  trainer_state s;
+  auto get_int = [&](const char* key, std::int64_t& out) -> result<void> {
+    auto it = j.find(key);
+    if (it == j.end()) return {};
+    if (!it->is_number_integer()) return make_error(path + ": '" + key + "' must be an integer");
+    out = it->get<std::int64_t>();
+    return {};
+  };
+  if (auto r = get_int("step", s.step); !r) return r.err();
+  if (auto r = get_int("policy_version", s.policy_version); !r) return r.err();
+  if (auto it = j.find("extra"); it != j.end()) s.extra = *it;
+  return s;
+}
+
+result<std::string> checkpoint_tokenizer_path(const std::string& dir) {
+  std::string p = dir + "/tokenizer.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return make_error(dir + ": checkpoint has no tokenizer.json");
+  return p;
+}
+
+} // namespace leap::policy

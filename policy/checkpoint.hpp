@@ -1,0 +1,56 @@
+// checkpoint: a training checkpoint is a directory
+//   config.json            model_config (HF keys)
+//   model.safetensors      weights under HF Llama names (lm_head.weight omitted when tied)
+//   tokenizer.json         copied from a path or written from a string (someone else's format)
+//   optimizer.safetensors  AdamW moments: "<param>.exp_avg", "<param>.exp_avg_sq",
+//                          ["<param>.max_exp_avg_sq"], "<param>.step" (I64 scalar)
+//   trainer_state.json     {"step", "policy_version", "extra": {...}}
+// Saving writes a sibling temp directory and renames it into place, so a reader never sees a
+// half-written checkpoint. Loading validates names and shapes against the model and lists every
+// mismatch. Called by the trainer/learner (save) and at boot (load); do not save from one thread
+// while another updates the same model or optimizer.
+#pragma once
+
+#include "common/result.hpp"
+#include "policy/decoder.hpp"
+#include "policy/model_config.hpp"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+namespace leap::policy {
+
+struct trainer_state {
+  std::int64_t step = 0;
+  std::int64_t policy_version = 0;
+  nlohmann::json extra = nlohmann::json::object();  // free-form (RNG seeds, config hash, ...)
+};
+
+struct checkpoint_save_options {
+  const torch::optim::AdamW* optimizer = nullptr;  // null: no optimizer.safetensors
+  trainer_state state;
+  std::string tokenizer_json_path;  // copied when non-empty
+  std::string tokenizer_json;       // written when non-empty and no path is given
+};
+
+result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const checkpoint_save_options& opts);
+
+result<model_config> load_checkpoint_config(const std::string& dir);
+// config.json + model.safetensors -> a new CPU float32 decoder.
+result<decoder> load_model(const std::string& dir);
+// Copies a safetensors file's tensors into the model's parameters (any dtype/device), strictly:
+// the error lists every missing, unexpected or wrongly shaped tensor. Tolerated and ignored:
+// "lm_head.weight" when the model ties embeddings, "*.rotary_emb.inv_freq" (old HF exports).
+result<void> load_weights(decoder_impl& model, const std::string& safetensors_path);
+// Restores AdamW moments and step counts for the model's parameters (which must be the ones the
+// optimizer was built on). Hyperparameters (lr, betas, ...) stay those the optimizer was built
+// with; the saved ones are only recorded in the file's metadata.
+result<void> load_optimizer_state(torch::optim::AdamW& optimizer, decoder_impl& model, const std::string& dir);
+result<trainer_state> load_trainer_state(const std::string& dir);
+// "<dir>/tokenizer.json" if present, else an error.
+result<std::string> checkpoint_tokenizer_path(const std::string& dir);
+
+} // namespace leap::policy

@@ -1,0 +1,217 @@
+#include "policy/policy_model.hpp"
+
+#include "policy/checkpoint.hpp"
+#include "policy/decoder.hpp"
+#include "policy/sampler.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+namespace leap::policy {
+
+struct policy_model::impl {
+  decoder model{nullptr};
+  std::unique_ptr<torch::optim::AdamW> opt;
+  std::int64_t step = 0;
+};
+
+int set_torch_threads(int n) {
+  if (n <= 0)
+    n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(n);
+  return torch::get_num_threads();
+}
+
+result<policy_model> policy_model::create(const model_config& cfg, std::uint64_t seed) {
+  try {
+    torch::manual_seed(seed);
+    auto d = make_decoder(cfg);
+    if (!d)
+      return d.err();
+    policy_model p;
+    p.impl_ = std::make_shared<impl>();
+    p.impl_->model = *d;
+    return p;
+  } catch (const c10::Error& e) {
+    return make_error(std::string("creating the policy: ") + e.what_without_backtrace());
+  }
+}
+
+result<policy_model> policy_model::load(const std::string& dir) {
+  auto d = load_model(dir);
+  if (!d)
+    return d.err();
+  policy_model p;
+  p.impl_ = std::make_shared<impl>();
+  p.impl_->model = *d;
+  if (auto st = load_trainer_state(dir); st)
+    p.impl_->step = st->step;
+  return p;
+}
+
+result<void> policy_model::save(const std::string& dir, const std::string& tokenizer_json_path,
+                                std::int64_t step) const {
+  checkpoint_save_options o;
+  o.optimizer = impl_->opt.get();
+  o.state.step = step;
+  o.tokenizer_json_path = tokenizer_json_path;
+  return save_checkpoint(dir, *impl_->model, o);
+}
+
+const model_config& policy_model::config() const { return impl_->model->config(); }
+
+std::int64_t policy_model::parameter_count() const { return config().parameter_count(); }
+
+result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt,
+                                                  const group_sampling& p) {
+  sampling_params sp;
+  sp.group_size = p.group_size;
+  sp.temperature = p.temperature;
+  sp.top_p = p.top_p;
+  sp.max_new_tokens = p.max_new_tokens;
+  sp.stop_token_ids = p.stop_ids;
+  sp.seed = p.seed;
+  impl_->model->eval();
+  auto r = sample_group(*impl_->model, prompt, sp);
+  if (!r)
+    return r.err();
+  std::vector<sampled> out;
+  for (auto& s : *r)
+    out.push_back({s.tokens, s.logprobs, finish_reason_name(s.finish)});
+  return out;
+}
+
+result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
+                                     const sft_options& o,
+                                     const std::function<void(const sft_progress&)>& progress) {
+  try {
+    auto& m = *impl_->model;
+    const auto& cfg = m.config();
+    sft_result res;
+    std::vector<const sft_example*> usable;
+    std::vector<double> cumulative;
+    double total_w = 0;
+    for (auto& e : examples) {
+      auto len = static_cast<std::int64_t>(e.prompt.size() + e.completion.size());
+      if (len > cfg.max_seq_len || e.completion.empty() || e.weight <= 0) {
+        ++res.skipped_examples;
+        continue;
+      }
+      usable.push_back(&e);
+      total_w += e.weight;
+      cumulative.push_back(total_w);
+    }
+    if (usable.empty())
+      return make_error("sft: no usable example (all longer than policy.max_seq_len = "
+                        + std::to_string(cfg.max_seq_len) + " tokens, or empty)");
+    torch::manual_seed(o.seed);
+    if (!impl_->opt)
+      impl_->opt = std::make_unique<torch::optim::AdamW>(
+        m.parameters(), torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay));
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> pick(0, total_w);
+    const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
+    auto t0 = std::chrono::steady_clock::now();
+    double budget = o.minutes * 60;
+    std::vector<double> losses;
+    m.train();
+    for (int step = 0;; ++step) {
+      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double frac = o.max_steps > 0 ? static_cast<double>(step) / o.max_steps : elapsed / budget;
+      if (frac >= 1.0 || (o.max_steps > 0 && elapsed >= budget))
+        break;
+      double lr = o.lr;
+      if (step < o.warmup_steps)
+        lr = o.lr * (step + 1) / o.warmup_steps;
+      else
+        lr = o.lr * (o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + std::cos(M_PI * frac)));
+      for (auto& g : impl_->opt->param_groups())
+        static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+      // A batch of weighted draws, right-padded.
+      std::vector<const sft_example*> batch;
+      std::int64_t T = 0;
+      for (int b = 0; b < o.batch_sequences; ++b) {
+        auto it = std::lower_bound(cumulative.begin(), cumulative.end(), pick(rng));
+        auto idx = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), usable.size() - 1);
+        batch.push_back(usable[idx]);
+        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(usable[idx]->prompt.size() + usable[idx]->completion.size()));
+      }
+      auto B = static_cast<std::int64_t>(batch.size());
+      auto ids = torch::full({B, T}, pad, torch::kLong);              // [B, T]
+      auto mask = torch::zeros({B, T}, torch::kLong);                 // [B, T] 1 = token
+      auto target_mask = torch::zeros({B, T - 1}, torch::kFloat);     // [B, T-1] 1 = trained target
+      auto ids_a = ids.accessor<std::int64_t, 2>();
+      auto mask_a = mask.accessor<std::int64_t, 2>();
+      auto tm_a = target_mask.accessor<float, 2>();
+      long long tokens = 0;
+      for (std::int64_t b = 0; b < B; ++b) {
+        const auto& e = *batch[static_cast<std::size_t>(b)];
+        std::int64_t t = 0;
+        for (int id : e.prompt) {
+          ids_a[b][t] = id;
+          mask_a[b][t++] = 1;
+        }
+        for (int id : e.completion) {
+          ids_a[b][t] = id;
+          mask_a[b][t] = 1;
+          tm_a[b][t - 1] = 1; // logits at t-1 predict this completion token
+          ++t;
+        }
+        tokens += t;
+      }
+      auto logits = m.forward(ids, mask);                                        // [B, T, V]
+      auto logp = torch::log_softmax(logits.slice(1, 0, T - 1).to(torch::kFloat), -1); // [B, T-1, V]
+      auto targets = ids.slice(1, 1, T).unsqueeze(-1);                           // [B, T-1, 1]
+      auto nll = -logp.gather(-1, targets).squeeze(-1);                          // [B, T-1]
+      auto loss = (nll * target_mask).sum() / target_mask.sum().clamp_min(1);
+      impl_->opt->zero_grad();
+      loss.backward();
+      if (o.grad_clip > 0)
+        torch::nn::utils::clip_grad_norm_(m.parameters(), o.grad_clip);
+      impl_->opt->step();
+      ++impl_->step;
+      double lv = loss.item<double>();
+      losses.push_back(lv);
+      res.tokens += tokens;
+      res.steps = step + 1;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (progress) {
+        sft_progress p;
+        p.step = step + 1;
+        p.loss = lv;
+        p.lr = lr;
+        p.elapsed_seconds = elapsed;
+        p.tokens_per_second = elapsed > 0 ? static_cast<double>(res.tokens) / elapsed : 0;
+        double done = o.max_steps > 0 ? static_cast<double>(step + 1) / o.max_steps : elapsed / budget;
+        p.eta_seconds = done > 0 ? std::max(0.0, elapsed / done - elapsed) : 0;
+        if (o.max_steps > 0)
+          p.eta_seconds = std::min(p.eta_seconds, std::max(0.0, budget - elapsed));
+        progress(p);
+      }
+    }
+    m.eval();
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto mean_of = [](auto b, auto e) {
+      double s = 0;
+      int n = 0;
+      for (auto it = b; it != e; ++it, ++n)
+        s += *it;
+      return n ? s / n : 0.0;
+    };
+    std::size_t k = std::min<std::size_t>(20, losses.size());
+    res.first_loss = mean_of(losses.begin(), losses.begin() + static_cast<long>(k));
+    res.final_loss = mean_of(losses.end() - static_cast<long>(k), losses.end());
+    return res;
+  } catch (const c10::Error& e) {
+    return make_error(std::string("sft: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return make_error(std::string("sft: ") + e.what());
+  }
+}
+
+} // namespace leap::policy

@@ -1,0 +1,174 @@
+// Batched group sampling with a KV cache: see sampler.hpp.
+#include "policy/sampler.hpp"
+
+#include "policy/decoder.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace leap::policy {
+namespace {
+
+// A private generator for `device`, seeded; cloned from the device's default generator so the
+// same code works for CPU and CUDA builds of LibTorch.
+at::Generator seeded_generator(const torch::Device& device, std::uint64_t seed) {
+  auto def = at::globalContext().defaultGenerator(device);
+  at::Generator gen;
+  {
+    std::lock_guard<std::mutex> lock(def.mutex());
+    gen = def.clone();
+  }
+  gen.set_current_seed(seed);
+  return gen;
+}
+
+result<void> check_params(const decoder_impl& model, const std::vector<int>& prompt, const sampling_params& p) {
+  const auto& cfg = model.config();
+  if (prompt.empty()) return make_error("sample_group: empty prompt");
+  for (int t : prompt) {
+    if (t < 0 || t >= cfg.vocab_size) {
+      return make_error("sample_group: prompt token " + std::to_string(t) + " outside the vocabulary [0, " +
+                        std::to_string(cfg.vocab_size) + ")");
+    }
+  }
+  if (p.group_size < 1) return make_error("sample_group: group_size must be >= 1");
+  if (p.max_new_tokens < 0) return make_error("sample_group: max_new_tokens must be >= 0");
+  if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return make_error("sample_group: top_p must be in (0, 1]");
+  if (!p.stop_strings.empty() && !p.decode) return make_error("sample_group: stop_strings need a decode function");
+  for (const auto& s : p.stop_strings) {
+    if (s.empty()) return make_error("sample_group: empty stop string");
+  }
+  if (static_cast<std::int64_t>(prompt.size()) >= cfg.max_seq_len) {
+    return make_error("sample_group: prompt of " + std::to_string(prompt.size()) +
+                      " tokens leaves no room below max_position_embeddings = " + std::to_string(cfg.max_seq_len));
+  }
+  return {};
+}
+
+// Earliest end (exclusive) of any stop string in `text`, or npos.
+std::size_t find_stop(const std::string& text, const std::vector<std::string>& stops) {
+  std::size_t best = std::string::npos, best_end = std::string::npos;
+  for (const auto& s : stops) {
+    auto at = text.find(s);
+    if (at != std::string::npos && (best == std::string::npos || at < best)) {
+      best = at;
+      best_end = at + s.size();
+    }
+  }
+  return best_end;
+}
+
+} // namespace
+
+const char* finish_reason_name(finish_reason r) {
+  switch (r) {
+    case finish_reason::eos: return "eos";
+    case finish_reason::stop: return "stop";
+    case finish_reason::length: return "length";
+  }
+  return "?";
+}
+
+result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<int>& prompt,
+                                         const sampling_params& params) {
+  if (auto r = check_params(model, prompt, params); !r) return r.err();
+  const auto& cfg = model.config();
+  const auto P = static_cast<std::int64_t>(prompt.size());
+  const auto G = static_cast<std::int64_t>(params.group_size);
+  const std::int64_t max_new = std::min<std::int64_t>(params.max_new_tokens, cfg.max_seq_len - P);
+  const bool greedy = params.temperature <= 0.0;
+  std::vector<sample> out(static_cast<std::size_t>(G));
+  try {
+    c10::InferenceMode inference;
+    const auto dev = model.device();
+    auto gen = seeded_generator(dev, params.seed);
+
+    // Prefill once at batch 1, then expand the cache to the group.
+    auto cache = model.make_cache(1, P + max_new);
+    auto ids = torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong)
+                   .view({1, P}).to(dev);                                                    // [1, P]
+    auto logits = model.forward_cached(ids, cache).select(1, P - 1);                         // [1, V]
+    cache.select_rows(torch::zeros({G}, torch::kLong));
+    logits = logits.expand({G, cfg.vocab_size});                                             // [G, V]
+
+    std::vector<std::int64_t> active(static_cast<std::size_t>(G));  // cache row -> sample index
+    for (std::int64_t i = 0; i < G; ++i) active[static_cast<std::size_t>(i)] = i;
+
+    for (std::int64_t step = 0; step < max_new && !active.empty(); ++step) {
+      auto lf = logits.to(torch::kFloat);                                                    // [R, V]
+      torch::Tensor logp, next;                                                              // [R, V], [R]
+      if (greedy) {
+        logp = torch::log_softmax(lf, -1);
+        next = lf.argmax(-1);
+      } else {
+        logp = torch::log_softmax(params.temperature == 1.0 ? lf : lf / params.temperature, -1);
+        auto probs = logp.exp();
+        if (params.top_p < 1.0) {
+          auto [sorted, order] = torch::sort(probs, /*stable=*/true, -1, /*descending=*/true);  // [R, V]
+          // Keep a token while the mass before it is below top_p (the first is always kept).
+          auto drop = (sorted.cumsum(-1) - sorted) >= params.top_p;
+          auto pick = torch::multinomial(sorted.masked_fill(drop, 0.0), 1, false, gen);        // [R, 1]
+          next = order.gather(1, pick).squeeze(1);
+        } else {
+          next = torch::multinomial(probs, 1, false, gen).squeeze(1);
+        }
+      }
+      auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
+      auto next_cpu = next.to(torch::kCPU, torch::kLong).contiguous();
+      auto lp_cpu = lp.to(torch::kCPU, torch::kFloat).contiguous();
+      const auto* nt = next_cpu.data_ptr<std::int64_t>();
+      const auto* nl = lp_cpu.data_ptr<float>();
+
+      std::vector<std::int64_t> keep_rows, keep_active;
+      for (std::size_t r = 0; r < active.size(); ++r) {
+        sample& s = out[static_cast<std::size_t>(active[r])];
+        const int tok = static_cast<int>(nt[r]);
+        s.tokens.push_back(tok);
+        s.logprobs.push_back(nl[r]);
+        bool done = true;
+        if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
+          s.finish = finish_reason::eos;
+        } else if (std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), tok) !=
+                   params.stop_token_ids.end()) {
+          s.finish = finish_reason::stop;
+        } else if (!params.stop_strings.empty()) {
+          std::string text = params.decode(s.tokens);
+          auto end = find_stop(text, params.stop_strings);
+          if (end != std::string::npos) {
+            s.finish = finish_reason::stop;
+            s.text = text.substr(0, end);
+          } else {
+            done = false;
+          }
+        } else {
+          done = false;
+        }
+        if (!done) {
+          keep_rows.push_back(static_cast<std::int64_t>(r));
+          keep_active.push_back(active[r]);
+        }
+      }
+      if (keep_rows.size() != active.size()) {  // drop finished rows from the batch
+        if (keep_rows.empty()) break;
+        auto rows = torch::tensor(keep_rows, torch::kLong);
+        cache.select_rows(rows);
+        next = next.index_select(0, rows.to(next.device()));
+        active = std::move(keep_active);
+      }
+      if (step + 1 < max_new) {
+        logits = model.forward_cached(next.view({-1, 1}), cache).select(1, 0);               // [R, V]
+      }
+    }
+  } catch (const c10::Error& e) {
+    return make_error(std::string("sample_group: ") + e.what_without_backtrace());
+  }
+  for (auto& s : out) {
+    s.length = static_cast<int>(s.tokens.size());
+    if (params.decode && s.text.empty()) s.text = params.decode(s.tokens);
+  }
+  return out;
+}
+
+} // namespace leap::policy

@@ -1,0 +1,61 @@
+// sampler: batched sampling of one GRPO group (one prompt x G completions) from the decoder with
+// a KV cache: the prompt is prefilled once and the cache expanded to G rows. Temperature, top-p,
+// max new tokens, stop token ids and stop strings; deterministic for a given seed (on a given
+// device and LibTorch build). Called by the generator actors. LibTorch-free header.
+//
+// Threads: sample_group only reads the model (see decoder.hpp); several threads may sample from
+// one model at once as long as nobody updates its weights meanwhile.
+#pragma once
+
+#include "common/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace leap::policy {
+
+class decoder_impl;
+
+enum class finish_reason { eos, stop, length };
+const char* finish_reason_name(finish_reason r);  // "eos", "stop", "length"
+
+struct sampling_params {
+  int group_size = 8;            // G
+  double temperature = 1.0;      // <= 0: greedy (argmax); log-probs then at temperature 1
+  double top_p = 1.0;            // nucleus: smallest set of tokens with mass >= top_p (always >= 1 token)
+  int max_new_tokens = 256;
+  // A sampled token equal to the config's eos_id ends the sample with finish_reason::eos; one of
+  // these ends it with finish_reason::stop. Either way the token is kept (with its log-prob).
+  std::vector<int> stop_token_ids;
+  // Checked after every token on decode(completion tokens so far); the first match ends the
+  // sample with finish_reason::stop. The token that completed the match is kept; `text` is cut
+  // right after the stop string (the stop string is included). Needs `decode`.
+  std::vector<std::string> stop_strings;
+  std::function<std::string(const std::vector<int>&)> decode;  // optional unless stop_strings
+  std::uint64_t seed = 0;
+};
+
+struct sample {
+  std::vector<int> tokens;      // completion token ids (prompt not included)
+  std::vector<float> logprobs;  // one per token, see below
+  int length = 0;               // == tokens.size()
+  finish_reason finish = finish_reason::length;
+  std::string text;             // decode(tokens), cut after the stop string; empty without decode
+};
+
+// Behaviour log-probs: logprobs[i] = log softmax(logits / temperature)[tokens[i]], the
+// temperature-scaled distribution BEFORE top-p truncation. This is exactly what
+// token_logprobs(model, prompt + tokens, temperature) recomputes (decoder.hpp), so the learner's
+// importance ratio is 1 on-policy; with top_p < 1 it is the policy's probability, not the
+// (renormalised) probability of the truncated distribution the token was drawn from.
+//
+// Errors (as values): empty prompt, token id outside the vocabulary, group_size < 1,
+// max_new_tokens < 0, top_p outside (0, 1], stop strings without decode, prompt longer than
+// max_position_embeddings, LibTorch failures. A sample also ends with finish_reason::length when
+// it reaches max_position_embeddings.
+result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<int>& prompt,
+                                         const sampling_params& params);
+
+} // namespace leap::policy

@@ -1,0 +1,37 @@
+// Glue between the task suite, the corpus and the policy's text side, shared by `leap pretrain`,
+// `leap eval` and (later) the generator actors: task -> prompt view, corpus records -> SFT texts.
+// No CAF, no LibTorch. Main thread.
+#pragma once
+
+#include "common/result.hpp"
+#include "env/task.hpp"
+#include "policy/prompt.hpp"
+#include "policy/tokenizer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace leap::runtime {
+
+policy::task_view view_of(const env::task_spec& t);
+
+// One supervised pair in text form, before tokenization.
+struct sft_text {
+  std::string task;
+  std::string prompt;      // render_prompt(...), ends with the assistant marker
+  std::string completion;  // render_completion(code); the eos id is appended after encoding
+  bool repair = false;
+};
+
+// Reads corpus.jsonl: every target solution becomes a turn-1 pair, every repair dialogue a
+// turn-2 pair (buggy code + its real feedback -> the fixed code).
+result<std::vector<sft_text>> load_sft_texts(const std::string& corpus_jsonl,
+                                             const std::map<std::string, env::task_spec>& tasks);
+
+// Encodes prompt + completion + eos.
+struct encoded_pair {
+  std::vector<int> prompt, completion;
+};
+encoded_pair encode_pair(const policy::tokenizer& tok, const sft_text& t);
+
+} // namespace leap::runtime

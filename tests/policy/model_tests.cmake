@@ -1,0 +1,14 @@
+# Tests of leap_model: config, safetensors, decoder (cached vs full, padding, overfit), sampler,
+# checkpoints. Tiny models only, so the whole binary runs in seconds.
+add_executable(test_policy_model
+  ${CMAKE_CURRENT_SOURCE_DIR}/model_config_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/model_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/model_sampler_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp)
+target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
+gtest_discover_tests(test_policy_model DISCOVERY_TIMEOUT 60)
+
+add_executable(test_policy_facade ${CMAKE_CURRENT_SOURCE_DIR}/policy_model_test.cpp)
+target_link_libraries(test_policy_facade PRIVATE leap_policy_model GTest::gtest_main)
+gtest_discover_tests(test_policy_facade)

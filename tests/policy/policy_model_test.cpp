@@ -1,0 +1,89 @@
+// The torch-free policy facade: SFT lowers the loss on completion tokens only, checkpoints round
+// trip through save/load, and group sampling returns G samples with one log-prob per token.
+#include "common/fs.hpp"
+#include "policy/policy_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace leap;
+using namespace leap::policy;
+
+namespace {
+model_config tiny() {
+  model_config c;
+  c.vocab_size = 40;
+  c.d_model = 32;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.d_ff = 64;
+  c.max_seq_len = 64;
+  c.bos_id = 1;
+  c.eos_id = 2;
+  c.pad_id = 0;
+  return c;
+}
+} // namespace
+
+TEST(PolicyModel, SftLearnsCompletionsAndCheckpointsRoundTrip) {
+  set_torch_threads(1);
+  auto m = policy_model::create(tiny(), 7);
+  ASSERT_TRUE(m.ok()) << m.message();
+  // Two prompts, each with its own fixed completion ending in eos.
+  std::vector<sft_example> ex{{{1, 5, 6, 7}, {10, 11, 12, 13, 2}, 1.0},
+                              {{1, 8, 9}, {20, 21, 22, 2}, 1.0},
+                              {std::vector<int>(70, 3), {4, 2}, 1.0}}; // too long: skipped
+  sft_options o;
+  o.max_steps = 150;
+  o.minutes = 5;
+  o.batch_sequences = 4;
+  o.lr = 1e-2;
+  o.warmup_steps = 5;
+  int calls = 0;
+  auto r = m->sft(ex, o, [&](const sft_progress& p) {
+    ++calls;
+    EXPECT_EQ(p.step, calls);
+  });
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->steps, 150);
+  EXPECT_EQ(calls, 150);
+  EXPECT_EQ(r->skipped_examples, 1);
+  EXPECT_LT(r->final_loss, 0.1 * r->first_loss) << r->first_loss << " -> " << r->final_loss;
+  // Greedy decoding now reproduces the trained completion.
+  group_sampling g;
+  g.group_size = 3;
+  g.temperature = 0;
+  g.max_new_tokens = 8;
+  auto s = m->sample({1, 5, 6, 7}, g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(s->size(), 3u);
+  EXPECT_EQ((*s)[0].tokens, (std::vector<int>{10, 11, 12, 13, 2}));
+  EXPECT_EQ((*s)[0].finish, "eos");
+  for (auto& x : *s)
+    EXPECT_EQ(x.logprobs.size(), x.tokens.size());
+  // Save and load: the loaded policy decodes the same.
+  auto dir = *make_temp_dir(temp_root(), "leap-policy-") + "/ck";
+  ASSERT_TRUE(m->save(dir, "", r->steps).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/optimizer.safetensors"));
+  auto back = policy_model::load(dir);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->parameter_count(), m->parameter_count());
+  auto s2 = back->sample({1, 5, 6, 7}, g);
+  ASSERT_TRUE(s2.ok());
+  EXPECT_EQ((*s2)[0].tokens, (*s)[0].tokens);
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST(PolicyModel, ErrorsAreValues) {
+  auto bad = tiny();
+  bad.n_heads = 3; // does not divide d_model
+  EXPECT_FALSE(policy_model::create(bad, 1).ok());
+  EXPECT_FALSE(policy_model::load("/nonexistent/checkpoint").ok());
+  auto m = policy_model::create(tiny(), 1);
+  ASSERT_TRUE(m.ok());
+  auto r = m->sft({{{1, 2}, {}, 1.0}}, sft_options{}, {});
+  EXPECT_FALSE(r.ok());
+}
