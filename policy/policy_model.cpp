@@ -93,9 +93,9 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
     auto& m = *impl_->model;
     const auto& cfg = m.config();
     sft_result res;
+    // Examples sorted by length: a batch is a weighted draw plus its length neighbours, so
+    // padding (and the T x T attention work on it) stays small.
     std::vector<const sft_example*> usable;
-    std::vector<double> cumulative;
-    double total_w = 0;
     for (auto& e : examples) {
       auto len = static_cast<std::int64_t>(e.prompt.size() + e.completion.size());
       if (len > cfg.max_seq_len || e.completion.empty() || e.weight <= 0) {
@@ -103,7 +103,14 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
         continue;
       }
       usable.push_back(&e);
-      total_w += e.weight;
+    }
+    std::stable_sort(usable.begin(), usable.end(), [](const sft_example* a, const sft_example* b) {
+      return a->prompt.size() + a->completion.size() < b->prompt.size() + b->completion.size();
+    });
+    std::vector<double> cumulative;
+    double total_w = 0;
+    for (auto* e : usable) {
+      total_w += e->weight;
       cumulative.push_back(total_w);
     }
     if (usable.empty())
@@ -135,11 +142,13 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
       // A batch of weighted draws, right-padded.
       std::vector<const sft_example*> batch;
       std::int64_t T = 0;
-      for (int b = 0; b < o.batch_sequences; ++b) {
-        auto it = std::lower_bound(cumulative.begin(), cumulative.end(), pick(rng));
-        auto idx = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), usable.size() - 1);
-        batch.push_back(usable[idx]);
-        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(usable[idx]->prompt.size() + usable[idx]->completion.size()));
+      auto it = std::lower_bound(cumulative.begin(), cumulative.end(), pick(rng));
+      auto anchor = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), usable.size() - 1);
+      auto n = std::min<std::size_t>(static_cast<std::size_t>(o.batch_sequences), usable.size());
+      auto first = std::min(anchor, usable.size() - n);
+      for (std::size_t k = first; k < first + n; ++k) {
+        batch.push_back(usable[k]);
+        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(usable[k]->prompt.size() + usable[k]->completion.size()));
       }
       auto B = static_cast<std::int64_t>(batch.size());
       auto ids = torch::full({B, T}, pad, torch::kLong);              // [B, T]
