@@ -1,6 +1,7 @@
 #include "env/compiler.hpp"
 
 #include "common/fs.hpp"
+#include "common/json_text.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "env/cpu_emu/rewriter.hpp"
@@ -212,7 +213,7 @@ void compiler::next_step(const handle& h) {
       nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""},
                          {"seconds", r.seconds}};
       auto w = ec ? result<void>(make_error("cannot move the worker: " + ec.message()))
-                  : write_file_atomic(*tmp + "/result.json", rec.dump());
+                  : write_file_atomic(*tmp + "/result.json", dump_lossy(rec));
       if (!w) {
         r.st = build_status::internal_error;
         r.diagnostics = w.message();
@@ -313,7 +314,7 @@ void compiler::finish(const handle& h, build_result r) {
     fs::create_directories(dir, ec);
     nlohmann::json rec{{"status", to_string(r.st)}, {"diagnostics", r.diagnostics},
                        {"stage", r.stage}, {"seconds", r.seconds}};
-    (void)write_file_atomic(dir + "/result.json", rec.dump());
+    (void)write_file_atomic(dir + "/result.json", dump_lossy(rec));
   }
   if (!h->dir.empty() && std::getenv("LEAP_KEEP_WORK") == nullptr) {
     std::error_code ec;

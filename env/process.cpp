@@ -23,6 +23,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -286,8 +287,16 @@ void process_runner::impl::finish(const std::shared_ptr<running>& r) {
   r->child.reset();
   r->timer.reset();
   active.fetch_sub(1);
-  if (done)
-    done(std::move(outcome));
+  // A callback's exception must not end the I/O thread (and with it leap).
+  if (done) {
+    try {
+      done(std::move(outcome));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "leap: internal error in a process completion handler: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "leap: internal error in a process completion handler\n");
+    }
+  }
 }
 
 process_runner::process_runner() : impl_(std::make_unique<impl>()) {

@@ -1,6 +1,6 @@
 #include "env/verdict.hpp"
 
-#include <nlohmann/json.hpp>
+#include "common/json_text.hpp"
 
 #include <cmath>
 
@@ -58,7 +58,7 @@ std::string to_json(const verdict& v) {
   j["emulation_unsupported"] = v.emulation_unsupported;
   j["flags"] = v.flags;
   j["feedback"] = v.feedback;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump_lossy(j);
 }
 
 } // namespace leap::env

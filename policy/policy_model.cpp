@@ -86,6 +86,24 @@ result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt
   return out;
 }
 
+result<std::vector<sampled>> policy_model::sample_each(const std::vector<std::vector<int>>& prompts,
+                                                       const group_sampling& p) {
+  sampling_params sp;
+  sp.temperature = p.temperature;
+  sp.top_p = p.top_p;
+  sp.max_new_tokens = p.max_new_tokens;
+  sp.stop_token_ids = p.stop_ids;
+  sp.seed = p.seed;
+  impl_->model->eval();
+  auto r = sample_batch(*impl_->model, prompts, sp);
+  if (!r)
+    return r.err();
+  std::vector<sampled> out;
+  for (auto& s : *r)
+    out.push_back({s.tokens, s.logprobs, finish_reason_name(s.finish)});
+  return out;
+}
+
 result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
                                      const sft_options& o,
                                      const std::function<void(const sft_progress&)>& progress) {

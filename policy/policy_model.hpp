@@ -78,6 +78,9 @@ public:
                     std::int64_t step) const;
 
   result<std::vector<sampled>> sample(const std::vector<int>& prompt, const group_sampling& p);
+  // One sample per prompt, decoded together (left-padded); p.group_size is ignored.
+  result<std::vector<sampled>> sample_each(const std::vector<std::vector<int>>& prompts,
+                                           const group_sampling& p);
 
   // AdamW with linear warm-up and cosine decay over the time (or step) budget; loss on
   // completion tokens only. `progress` is called every step from the calling thread.

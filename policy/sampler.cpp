@@ -71,6 +71,83 @@ const char* finish_reason_name(finish_reason r) {
   return "?";
 }
 
+// Samples until every row finished or max_new tokens: rows of `cache` and `logits` [R, V] map
+// to out[0..R). Finished rows are dropped from the batch.
+static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logits, std::int64_t max_new,
+                        const sampling_params& params, at::Generator& gen, std::vector<sample>& out) {
+  const auto& cfg = model.config();
+  const bool greedy = params.temperature <= 0.0;
+  const auto G = static_cast<std::int64_t>(out.size());
+  std::vector<std::int64_t> active(static_cast<std::size_t>(G));  // cache row -> sample index
+  for (std::int64_t i = 0; i < G; ++i) active[static_cast<std::size_t>(i)] = i;
+
+  for (std::int64_t step = 0; step < max_new && !active.empty(); ++step) {
+    auto lf = logits.to(torch::kFloat);                                                    // [R, V]
+    torch::Tensor logp, next;                                                              // [R, V], [R]
+    if (greedy) {
+      logp = torch::log_softmax(lf, -1);
+      next = lf.argmax(-1);
+    } else {
+      logp = torch::log_softmax(params.temperature == 1.0 ? lf : lf / params.temperature, -1);
+      auto probs = logp.exp();
+      if (params.top_p < 1.0) {
+        auto [sorted, order] = torch::sort(probs, /*stable=*/true, -1, /*descending=*/true);  // [R, V]
+        // Keep a token while the mass before it is below top_p (the first is always kept).
+        auto drop = (sorted.cumsum(-1) - sorted) >= params.top_p;
+        auto pick = torch::multinomial(sorted.masked_fill(drop, 0.0), 1, false, gen);        // [R, 1]
+        next = order.gather(1, pick).squeeze(1);
+      } else {
+        next = torch::multinomial(probs, 1, false, gen).squeeze(1);
+      }
+    }
+    auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
+    auto next_cpu = next.to(torch::kCPU, torch::kLong).contiguous();
+    auto lp_cpu = lp.to(torch::kCPU, torch::kFloat).contiguous();
+    const auto* nt = next_cpu.data_ptr<std::int64_t>();
+    const auto* nl = lp_cpu.data_ptr<float>();
+
+    std::vector<std::int64_t> keep_rows, keep_active;
+    for (std::size_t r = 0; r < active.size(); ++r) {
+      sample& s = out[static_cast<std::size_t>(active[r])];
+      const int tok = static_cast<int>(nt[r]);
+      s.tokens.push_back(tok);
+      s.logprobs.push_back(nl[r]);
+      bool done = true;
+      if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
+        s.finish = finish_reason::eos;
+      } else if (std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), tok) !=
+                 params.stop_token_ids.end()) {
+        s.finish = finish_reason::stop;
+      } else if (!params.stop_strings.empty()) {
+        std::string text = params.decode(s.tokens);
+        auto end = find_stop(text, params.stop_strings);
+        if (end != std::string::npos) {
+          s.finish = finish_reason::stop;
+          s.text = text.substr(0, end);
+        } else {
+          done = false;
+        }
+      } else {
+        done = false;
+      }
+      if (!done) {
+        keep_rows.push_back(static_cast<std::int64_t>(r));
+        keep_active.push_back(active[r]);
+      }
+    }
+    if (keep_rows.size() != active.size()) {  // drop finished rows from the batch
+      if (keep_rows.empty()) break;
+      auto rows = torch::tensor(keep_rows, torch::kLong);
+      cache.select_rows(rows);
+      next = next.index_select(0, rows.to(next.device()));
+      active = std::move(keep_active);
+    }
+    if (step + 1 < max_new) {
+      logits = model.forward_cached(next.view({-1, 1}), cache).select(1, 0);               // [R, V]
+    }
+  }
+}
+
 result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<int>& prompt,
                                          const sampling_params& params) {
   if (auto r = check_params(model, prompt, params); !r) return r.err();
@@ -78,7 +155,6 @@ result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<
   const auto P = static_cast<std::int64_t>(prompt.size());
   const auto G = static_cast<std::int64_t>(params.group_size);
   const std::int64_t max_new = std::min<std::int64_t>(params.max_new_tokens, cfg.max_seq_len - P);
-  const bool greedy = params.temperature <= 0.0;
   std::vector<sample> out(static_cast<std::size_t>(G));
   try {
     c10::InferenceMode inference;
@@ -92,77 +168,58 @@ result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<
     auto logits = model.forward_cached(ids, cache).select(1, P - 1);                         // [1, V]
     cache.select_rows(torch::zeros({G}, torch::kLong));
     logits = logits.expand({G, cfg.vocab_size});                                             // [G, V]
-
-    std::vector<std::int64_t> active(static_cast<std::size_t>(G));  // cache row -> sample index
-    for (std::int64_t i = 0; i < G; ++i) active[static_cast<std::size_t>(i)] = i;
-
-    for (std::int64_t step = 0; step < max_new && !active.empty(); ++step) {
-      auto lf = logits.to(torch::kFloat);                                                    // [R, V]
-      torch::Tensor logp, next;                                                              // [R, V], [R]
-      if (greedy) {
-        logp = torch::log_softmax(lf, -1);
-        next = lf.argmax(-1);
-      } else {
-        logp = torch::log_softmax(params.temperature == 1.0 ? lf : lf / params.temperature, -1);
-        auto probs = logp.exp();
-        if (params.top_p < 1.0) {
-          auto [sorted, order] = torch::sort(probs, /*stable=*/true, -1, /*descending=*/true);  // [R, V]
-          // Keep a token while the mass before it is below top_p (the first is always kept).
-          auto drop = (sorted.cumsum(-1) - sorted) >= params.top_p;
-          auto pick = torch::multinomial(sorted.masked_fill(drop, 0.0), 1, false, gen);        // [R, 1]
-          next = order.gather(1, pick).squeeze(1);
-        } else {
-          next = torch::multinomial(probs, 1, false, gen).squeeze(1);
-        }
-      }
-      auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
-      auto next_cpu = next.to(torch::kCPU, torch::kLong).contiguous();
-      auto lp_cpu = lp.to(torch::kCPU, torch::kFloat).contiguous();
-      const auto* nt = next_cpu.data_ptr<std::int64_t>();
-      const auto* nl = lp_cpu.data_ptr<float>();
-
-      std::vector<std::int64_t> keep_rows, keep_active;
-      for (std::size_t r = 0; r < active.size(); ++r) {
-        sample& s = out[static_cast<std::size_t>(active[r])];
-        const int tok = static_cast<int>(nt[r]);
-        s.tokens.push_back(tok);
-        s.logprobs.push_back(nl[r]);
-        bool done = true;
-        if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
-          s.finish = finish_reason::eos;
-        } else if (std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), tok) !=
-                   params.stop_token_ids.end()) {
-          s.finish = finish_reason::stop;
-        } else if (!params.stop_strings.empty()) {
-          std::string text = params.decode(s.tokens);
-          auto end = find_stop(text, params.stop_strings);
-          if (end != std::string::npos) {
-            s.finish = finish_reason::stop;
-            s.text = text.substr(0, end);
-          } else {
-            done = false;
-          }
-        } else {
-          done = false;
-        }
-        if (!done) {
-          keep_rows.push_back(static_cast<std::int64_t>(r));
-          keep_active.push_back(active[r]);
-        }
-      }
-      if (keep_rows.size() != active.size()) {  // drop finished rows from the batch
-        if (keep_rows.empty()) break;
-        auto rows = torch::tensor(keep_rows, torch::kLong);
-        cache.select_rows(rows);
-        next = next.index_select(0, rows.to(next.device()));
-        active = std::move(keep_active);
-      }
-      if (step + 1 < max_new) {
-        logits = model.forward_cached(next.view({-1, 1}), cache).select(1, 0);               // [R, V]
-      }
-    }
+    decode_rows(model, cache, logits, max_new, params, gen, out);
   } catch (const c10::Error& e) {
     return make_error(std::string("sample_group: ") + e.what_without_backtrace());
+  }
+  for (auto& s : out) {
+    s.length = static_cast<int>(s.tokens.size());
+    if (params.decode && s.text.empty()) s.text = params.decode(s.tokens);
+  }
+  return out;
+}
+
+result<std::vector<sample>> sample_batch(decoder_impl& model,
+                                         const std::vector<std::vector<int>>& prompts,
+                                         const sampling_params& params) {
+  const auto& cfg = model.config();
+  std::int64_t P = 0;
+  for (auto& p : prompts) {
+    auto one = params;
+    one.group_size = 1;
+    if (auto r = check_params(model, p, one); !r) return r.err();
+    P = std::max<std::int64_t>(P, static_cast<std::int64_t>(p.size()));
+  }
+  const auto N = static_cast<std::int64_t>(prompts.size());
+  std::vector<sample> out(static_cast<std::size_t>(N));
+  if (N == 0) return out;
+  const std::int64_t max_new = std::min<std::int64_t>(params.max_new_tokens, cfg.max_seq_len - P);
+  if (max_new <= 0)
+    return make_error("sample_batch: the longest prompt (" + std::to_string(P)
+                      + " tokens) leaves no room under max_seq_len " + std::to_string(cfg.max_seq_len));
+  try {
+    c10::InferenceMode inference;
+    const auto dev = model.device();
+    auto gen = seeded_generator(dev, params.seed);
+    // Left-padded prefill: every row's last prompt token sits at position P - 1.
+    const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
+    auto ids = torch::full({N, P}, pad, torch::kLong);                                       // [N, P]
+    auto mask = torch::zeros({N, P}, torch::kLong);                                          // [N, P]
+    auto ia = ids.accessor<std::int64_t, 2>();
+    auto ma = mask.accessor<std::int64_t, 2>();
+    for (std::int64_t r = 0; r < N; ++r) {
+      const auto& p = prompts[static_cast<std::size_t>(r)];
+      const auto off = P - static_cast<std::int64_t>(p.size());
+      for (std::size_t k = 0; k < p.size(); ++k) {
+        ia[r][off + static_cast<std::int64_t>(k)] = p[k];
+        ma[r][off + static_cast<std::int64_t>(k)] = 1;
+      }
+    }
+    auto cache = model.make_cache(N, P + max_new);
+    auto logits = model.forward_cached(ids.to(dev), cache, mask.to(dev)).select(1, P - 1);  // [N, V]
+    decode_rows(model, cache, logits, max_new, params, gen, out);
+  } catch (const c10::Error& e) {
+    return make_error(std::string("sample_batch: ") + e.what_without_backtrace());
   }
   for (auto& s : out) {
     s.length = static_cast<int>(s.tokens.size());

@@ -58,4 +58,11 @@ struct sample {
 result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<int>& prompt,
                                          const sampling_params& params);
 
+// One sample for each of several different prompts (e.g. the next turns of different failed
+// attempts), decoded as one left-padded batch. group_size is ignored; the same log-prob
+// convention as sample_group.
+result<std::vector<sample>> sample_batch(decoder_impl& model,
+                                         const std::vector<std::vector<int>>& prompts,
+                                         const sampling_params& params);
+
 } // namespace leap::policy

@@ -1,6 +1,7 @@
 #include "runtime/corpus_build.hpp"
 
 #include "common/fs.hpp"
+#include "common/json_text.hpp"
 #include "common/sha256.hpp"
 #include "policy/corpus/corpus.hpp"
 
@@ -137,7 +138,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
         nlohmann::json j{{"status", env::to_string(v.st)}, {"reason", v.reason}, {"feedback", v.feedback},
                          {"emulation_unsupported", v.emulation_unsupported}, {"task", vars[i].task},
                          {"variant", vars[i].name}};
-        (void)write_file_atomic(label_dir + "/" + keys[i] + ".json", j.dump() + "\n");
+        (void)write_file_atomic(label_dir + "/" + keys[i] + ".json", dump_lossy(j) + "\n");
       }
     }
     done += idx.size();
@@ -170,7 +171,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
     j["emulation_unsupported"] = l.emulation_unsupported;
     j["target"] = is_sol && l.st == env::status::correct;
     j["label_cached"] = l.cached;
-    jsonl += j.dump() + "\n";
+    jsonl += dump_lossy(j) + "\n";
     ++sum.variants;
     ++totals[env::to_string(l.st)];
     counts[v.task][is_sol ? "solution" : "buggy"][env::to_string(l.st)] += 1;
@@ -219,7 +220,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
     r["fixed_variant"] = vars[fix].name;
     r["fixed_code"] = vars[fix].source;
     r["code"] = vars[fix].source;
-    jsonl += r.dump() + "\n";
+    jsonl += dump_lossy(r) + "\n";
     ++sum.repairs;
     counts[v.task]["repair"]["count"] += 1;
   }
@@ -254,7 +255,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   sum.stats_path = opt.out_dir + "/corpus_stats.json";
   if (auto w = write_file_atomic(sum.corpus_path, jsonl); !w)
     return w.err();
-  if (auto w = write_file_atomic(sum.stats_path, stats.dump(2) + "\n"); !w)
+  if (auto w = write_file_atomic(sum.stats_path, dump_lossy(stats, 2) + "\n"); !w)
     return w.err();
   return sum;
 }

@@ -1,6 +1,7 @@
 #include "runtime/eval.hpp"
 
 #include "algo/metrics.hpp"
+#include "common/json_text.hpp"
 #include "common/sha256.hpp"
 #include "env/feedback.hpp"
 #include "policy/code_extract.hpp"
@@ -110,15 +111,47 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
         }
       }
     } else {
+      // Every failed attempt gets its own prompt (history + feedback); prompts of similar length
+      // are decoded together as one left-padded batch.
+      std::vector<std::pair<std::size_t, std::vector<int>>> todo;
       for (std::size_t i = 0; i < attempts.size(); ++i) {
         auto& a = attempts[i];
         if (a.done)
           continue;
-        auto prompt = tok->encode(policy::render_prompt(view_of(svc.tasks->at(a.task)), a.history), true);
-        auto texts = generate(prompt, 1, task_seed(cfg.eval.seed, a.task, turn, i));
-        if (!texts)
-          return texts.err();
-        batch.push_back({i, texts->front()});
+        todo.emplace_back(i, tok->encode(policy::render_prompt(view_of(svc.tasks->at(a.task)), a.history), true));
+      }
+      std::stable_sort(todo.begin(), todo.end(),
+                       [](auto& x, auto& y) { return x.second.size() < y.second.size(); });
+      const std::size_t chunk = 16;
+      for (std::size_t c = 0; c < todo.size(); c += chunk) {
+        std::vector<std::vector<int>> prompts;
+        std::vector<std::size_t> which;
+        for (std::size_t k = c; k < std::min(todo.size(), c + chunk); ++k) {
+          if (static_cast<long long>(todo[k].second.size()) + 16 > max_len) {
+            batch.push_back({todo[k].first, ""}); // no room left to answer: no code
+            continue;
+          }
+          prompts.push_back(todo[k].second);
+          which.push_back(todo[k].first);
+        }
+        if (prompts.empty())
+          continue;
+        policy::group_sampling gs;
+        gs.temperature = cfg.eval.temperature;
+        gs.top_p = cfg.eval.top_p;
+        gs.max_new_tokens = std::min<long long>(cfg.eval.max_new_tokens,
+                                                max_len - static_cast<long long>(prompts.back().size()));
+        gs.seed = task_seed(cfg.eval.seed, "turn", turn, c);
+        auto s = model->sample_each(prompts, gs);
+        if (!s)
+          return s.err();
+        for (std::size_t k = 0; k < s->size(); ++k) {
+          auto ids = (*s)[k].tokens;
+          sum.generated_tokens += static_cast<long long>(ids.size());
+          if (!ids.empty() && ids.back() == eos)
+            ids.pop_back();
+          batch.push_back({which[k], tok->decode(ids)});
+        }
       }
     }
     sum.samples += static_cast<long long>(batch.size());
@@ -223,14 +256,13 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
               r->samples, r->generated_tokens, r->generation_seconds, r->verify_seconds,
               r->no_code, r->emulation_unsupported, r->seconds);
   if (json)
-    std::cout << nlohmann::json{{"pass_at_1", r->pass_at_1}, {"acc_at_1", r->acc_at[0]},
+    std::cout << dump_lossy(nlohmann::json{{"pass_at_1", r->pass_at_1}, {"acc_at_1", r->acc_at[0]},
                                 {"acc_at_2", r->acc_at[1]}, {"acc_at_3", r->acc_at[2]},
                                 {"turns_per_pass", r->turns_per_pass}, {"per_task", per_task},
                                 {"samples", r->samples}, {"generated_tokens", r->generated_tokens},
                                 {"generation_seconds", r->generation_seconds},
                                 {"verify_seconds", r->verify_seconds}, {"seconds", r->seconds},
-                                {"max_turns", T}, {"group_size", svc.cfg.eval.group_size}}
-                   .dump()
+                                {"max_turns", T}, {"group_size", svc.cfg.eval.group_size}})
               << "\n";
   return 0;
 }

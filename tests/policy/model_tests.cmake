@@ -12,3 +12,7 @@ gtest_discover_tests(test_policy_model DISCOVERY_TIMEOUT 60)
 add_executable(test_policy_facade ${CMAKE_CURRENT_SOURCE_DIR}/policy_model_test.cpp)
 target_link_libraries(test_policy_facade PRIVATE leap_policy_model GTest::gtest_main)
 gtest_discover_tests(test_policy_facade)
+
+add_executable(test_policy_grpo ${CMAKE_CURRENT_SOURCE_DIR}/grpo_loss_test.cpp)
+target_link_libraries(test_policy_grpo PRIVATE leap_model GTest::gtest_main)
+gtest_discover_tests(test_policy_grpo)

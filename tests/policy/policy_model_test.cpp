@@ -77,6 +77,28 @@ TEST(PolicyModel, SftLearnsCompletionsAndCheckpointsRoundTrip) {
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
+TEST(PolicyModel, BatchOfDifferentPromptsEqualsOneByOne) {
+  set_torch_threads(1);
+  auto m = policy_model::create(tiny(), 3);
+  ASSERT_TRUE(m.ok());
+  group_sampling g;
+  g.temperature = 0; // greedy: deterministic, comparable across batch shapes
+  g.max_new_tokens = 10;
+  std::vector<std::vector<int>> prompts{{1, 5, 6, 7, 8, 9}, {1, 3}, {1, 9, 9, 4}};
+  auto together = m->sample_each(prompts, g);
+  ASSERT_TRUE(together.ok()) << together.message();
+  ASSERT_EQ(together->size(), 3u);
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    g.group_size = 1;
+    auto alone = m->sample(prompts[i], g);
+    ASSERT_TRUE(alone.ok());
+    EXPECT_EQ((*together)[i].tokens, (*alone)[0].tokens) << "prompt " << i;
+    ASSERT_EQ((*together)[i].logprobs.size(), (*alone)[0].logprobs.size());
+    for (std::size_t k = 0; k < (*alone)[0].logprobs.size(); ++k)
+      EXPECT_NEAR((*together)[i].logprobs[k], (*alone)[0].logprobs[k], 1e-4);
+  }
+}
+
 TEST(PolicyModel, ErrorsAreValues) {
   auto bad = tiny();
   bad.n_heads = 3; // does not divide d_model

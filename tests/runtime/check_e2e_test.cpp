@@ -129,6 +129,23 @@ TEST(CheckE2E, SecondIdenticalCheckIsACacheHit) {
   EXPECT_GE(ev.compiler_stats().cache_hits, 2u); // the reference and the candidate
 }
 
+TEST(CheckE2E, InvalidUtf8InTheSourceIsACompileErrorNotACrash) {
+  auto svc = make(test_config());
+  ASSERT_TRUE(svc);
+  evaluator ev(*svc);
+  // Model output can hold any bytes; nvcc echoes them in its diagnostics.
+  std::string src = "#include <cuda_runtime.h>\nextern \"C\" void solution(const float* a, "
+                    "const float* b, float* c, int n) { \xff\xfe\xc3 bad<<< }\n// nonce "
+                    + std::to_string(os_random_u64()) + "\n";
+  for (int round = 0; round < 2; ++round) {
+    auto out = ev.evaluate({{"vector_add", src, false, false}});
+    ASSERT_TRUE(out[0].ok()) << out[0].message();
+    EXPECT_EQ(out[0]->v.st, env::status::compile_error);
+    EXPECT_EQ(out[0]->v.cached, round == 1);
+    EXPECT_FALSE(env::to_json(out[0]->v).empty());
+  }
+}
+
 TEST(CheckE2E, CrashedCompilerWorkerIsReplacedAndTheCompileRetried) {
   auto cfg = test_config();
   cfg.compiler.workers = 1;
