@@ -67,8 +67,9 @@ const model_config& policy_model::config() const { return impl_->model->config()
 
 std::int64_t policy_model::parameter_count() const { return config().parameter_count(); }
 
-result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt,
-                                                  const group_sampling& p) {
+namespace {
+
+sampling_params to_params(const group_sampling& p) {
   sampling_params sp;
   sp.group_size = p.group_size;
   sp.temperature = p.temperature;
@@ -76,8 +77,10 @@ result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt
   sp.max_new_tokens = p.max_new_tokens;
   sp.stop_token_ids = p.stop_ids;
   sp.seed = p.seed;
-  impl_->model->eval();
-  auto r = sample_group(*impl_->model, prompt, sp);
+  return sp;
+}
+
+result<std::vector<sampled>> to_sampled(result<std::vector<sample>> r) {
   if (!r)
     return r.err();
   std::vector<sampled> out;
@@ -86,22 +89,18 @@ result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt
   return out;
 }
 
+} // namespace
+
+result<std::vector<sampled>> policy_model::sample(const std::vector<int>& prompt,
+                                                  const group_sampling& p) {
+  impl_->model->eval();
+  return to_sampled(sample_group(*impl_->model, prompt, to_params(p)));
+}
+
 result<std::vector<sampled>> policy_model::sample_each(const std::vector<std::vector<int>>& prompts,
                                                        const group_sampling& p) {
-  sampling_params sp;
-  sp.temperature = p.temperature;
-  sp.top_p = p.top_p;
-  sp.max_new_tokens = p.max_new_tokens;
-  sp.stop_token_ids = p.stop_ids;
-  sp.seed = p.seed;
   impl_->model->eval();
-  auto r = sample_batch(*impl_->model, prompts, sp);
-  if (!r)
-    return r.err();
-  std::vector<sampled> out;
-  for (auto& s : *r)
-    out.push_back({s.tokens, s.logprobs, finish_reason_name(s.finish)});
-  return out;
+  return to_sampled(sample_batch(*impl_->model, prompts, to_params(p)));
 }
 
 result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,

@@ -198,82 +198,80 @@ void write_raw(std::FILE* f, const std::vector<std::uint32_t>& v) {
   }
 }
 
+// The arguments of one call for size set s, trial t: inputs generated, outputs poisoned, every
+// buffer uploaded with its canaries.
+struct call_args {
+  std::vector<std::vector<std::uint32_t>> host; // what was uploaded, per pointer argument
+  std::vector<device_buffer> bufs;
+  std::vector<void*> ptrs;
+  std::vector<long long> ints;
+};
+
+call_args prepare_call(const job& j, int s, int t) {
+  call_args c;
+  c.host.resize(j.args.size());
+  c.bufs.resize(j.args.size());
+  c.ptrs.assign(j.args.size(), nullptr);
+  c.ints.assign(j.args.size(), 0);
+  for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
+    if (!j.args[ai].is_ptr) {
+      c.ints[ai] = j.sizes[s][ai];
+      continue;
+    }
+    c.host[ai] = make_host(j, ai, s, t < 0 ? 0 : t);
+    c.bufs[ai] = upload(c.host[ai], s, t, j.args[ai].name);
+    c.ptrs[ai] = c.bufs[ai].data();
+  }
+  return c;
+}
+
 // Second call on the same inputs (fresh buffers, outputs poisoned again): leap compares its
 // outputs with the first call's, so results that change across identical calls are caught.
 void repeat_call(const job& j, int s, int t, std::FILE* repeat_out) {
-  std::vector<device_buffer> bufs(j.args.size());
-  std::vector<void*> ptrs(j.args.size(), nullptr);
-  std::vector<long long> ints(j.args.size(), 0);
-  for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
-    if (!j.args[ai].is_ptr) {
-      ints[ai] = j.sizes[s][ai];
-      continue;
-    }
-    bufs[ai] = upload(make_host(j, ai, s, t), s, t, j.args[ai].name);
-    ptrs[ai] = bufs[ai].data();
-  }
-  leap_invoke(ptrs.data(), ints.data());
+  auto c = prepare_call(j, s, t);
+  leap_invoke(c.ptrs.data(), c.ints.data());
   check_after_call(s, t);
   for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
     if (!j.args[ai].is_ptr)
       continue;
-    auto got = download(bufs[ai], s, t, j.args[ai].name);
+    auto got = download(c.bufs[ai], s, t, j.args[ai].name);
     if (j.args[ai].role != "in")
       write_raw(repeat_out, got);
-    cudaFree(bufs[ai].base);
+    cudaFree(c.bufs[ai].base);
   }
 }
 
 void run_trial(const job& j, int s, int t, std::FILE* outputs, std::FILE* inputs) {
   status("begin %d %d", s, t);
-  std::vector<device_buffer> bufs(j.args.size());
-  std::vector<std::vector<std::uint32_t>> host(j.args.size());
-  std::vector<void*> ptrs(j.args.size(), nullptr);
-  std::vector<long long> ints(j.args.size(), 0);
-  for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
-    if (!j.args[ai].is_ptr) {
-      ints[ai] = j.sizes[s][ai];
-      continue;
-    }
-    host[ai] = make_host(j, ai, s, t);
-    bufs[ai] = upload(host[ai], s, t, j.args[ai].name);
-    ptrs[ai] = bufs[ai].data();
-  }
-  leap_invoke(ptrs.data(), ints.data());
+  auto c = prepare_call(j, s, t);
+  leap_invoke(c.ptrs.data(), c.ints.data());
   check_after_call(s, t);
   for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
     if (!j.args[ai].is_ptr)
       continue;
-    auto got = download(bufs[ai], s, t, j.args[ai].name);
+    auto got = download(c.bufs[ai], s, t, j.args[ai].name);
     if (j.args[ai].role == "in") {
-      if (got != host[ai])
+      if (got != c.host[ai])
         fail(s, t, "input_modified", "the input '" + j.args[ai].name
                                        + "' was modified (inputs are read-only)");
       if (j.dump_inputs)
-        write_raw(inputs, host[ai]);
+        write_raw(inputs, c.host[ai]);
     } else {
       if (j.args[ai].role == "inout" && j.dump_inputs)
-        write_raw(inputs, host[ai]);
+        write_raw(inputs, c.host[ai]);
       write_raw(outputs, got);
     }
-    cudaFree(bufs[ai].base);
+    cudaFree(c.bufs[ai].base);
   }
   status("ok %d %d", s, t);
 }
 
 #ifdef LEAP_HARNESS_CUDA
 void time_size_set(const job& j, int s) {
-  std::vector<device_buffer> bufs(j.args.size());
-  std::vector<void*> ptrs(j.args.size(), nullptr);
-  std::vector<long long> ints(j.args.size(), 0);
-  for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
-    if (!j.args[ai].is_ptr) {
-      ints[ai] = j.sizes[s][ai];
-      continue;
-    }
-    bufs[ai] = upload(make_host(j, ai, s, 0), s, -1, j.args[ai].name);
-    ptrs[ai] = bufs[ai].data();
-  }
+  auto c = prepare_call(j, s, -1);
+  auto& bufs = c.bufs;
+  auto& ptrs = c.ptrs;
+  auto& ints = c.ints;
   void* flush = nullptr;
   std::size_t flush_bytes = static_cast<std::size_t>(j.l2_flush_mb) << 20;
   if (flush_bytes > 0 && cudaMalloc(&flush, flush_bytes) != cudaSuccess)
