@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,40 @@ struct job_runner {
 
 namespace detail {
 
+// Where the jobs of one worker report their completion. Jobs finish on foreign threads (the
+// process runner's I/O thread), which must never own a reference to the worker actor: dropping
+// the last one there would run the actor's cleanup on that thread, after which the actor system
+// may already be gone (a crash at shutdown). So only this mailbox holds the worker, and the
+// worker closes it when it terminates; the lock makes a send in progress finish first, and no
+// send starts afterwards. The worker is terminated explicitly by its pool (it can never become
+// unreachable while this holds it).
+struct reply_mailbox {
+  std::mutex mtx;
+  caf::actor worker; // guarded by mtx; empty once closed
+  template <class... Ts>
+  void send(Ts&&... xs) {
+    std::lock_guard<std::mutex> lk(mtx);
+    if (worker)
+      caf::anon_send(worker, std::forward<Ts>(xs)...);
+  }
+  void close() {
+    caf::actor gone;
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      gone.swap(worker);
+    }
+  }
+};
+
 template <class Request, class Reply>
 struct worker_state {
   std::shared_ptr<job_runner<Request, Reply>> runner;
+  std::shared_ptr<reply_mailbox> mailbox = std::make_shared<reply_mailbox>();
   std::map<std::uint64_t, std::function<void()>> cancels; // running job -> cancel
   std::map<std::uint64_t, caf::response_promise> promises;
   ~worker_state() {
+    // Late completions go nowhere; the worker's own thread releases it.
+    mailbox->close();
     // A dying worker takes its child processes with it.
     for (auto& kv : cancels)
       if (kv.second)
@@ -49,15 +78,16 @@ template <class Atom, class Request, class Reply>
 caf::behavior pool_worker(caf::stateful_actor<worker_state<Request, Reply>>* self,
                           std::shared_ptr<job_runner<Request, Reply>> runner) {
   self->state.runner = std::move(runner);
+  self->state.mailbox->worker = caf::actor_cast<caf::actor>(self);
   return {
     [=](Atom, const Request& req) -> caf::result<Reply> {
       auto rp = self->make_response_promise();
-      auto me = caf::actor_cast<caf::actor>(self);
       auto id = req.id;
       self->state.promises.emplace(id, rp);
-      self->state.cancels[id] = self->state.runner->start(req, [me, id](Reply r, std::string err) {
-        caf::anon_send(me, msg::done_atom_v, id, std::move(r), std::move(err));
-      });
+      self->state.cancels[id] = self->state.runner->start(
+        req, [mb = self->state.mailbox, id](Reply r, std::string err) {
+          mb->send(msg::done_atom_v, id, std::move(r), std::move(err));
+        });
       return caf::delegated<Reply>();
     },
     [=](msg::done_atom, std::uint64_t id, Reply& r, std::string& err) {
@@ -99,6 +129,13 @@ struct pool_state {
   std::map<std::uint64_t, std::shared_ptr<job>> inflight;
   std::deque<job> queue;
   msg::pool_stats stats;
+  ~pool_state() {
+    // Workers live exactly as long as their pool (see reply_mailbox): they end on their own
+    // threads, cancelling their jobs, before the actor system can go away.
+    for (auto& w : workers)
+      if (w)
+        caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  }
 };
 
 template <class Atom, class Request, class Reply>
@@ -139,9 +176,12 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
                                       + " failed: its worker died twice (retried once)"));
     }
   };
-  // Hands queued jobs to idle workers.
+  // Hands queued jobs to idle workers. It refers to itself weakly (the pool's handlers own it).
   auto dispatch = std::make_shared<std::function<void()>>();
-  *dispatch = [self, dispatch, retry_or_fail] {
+  *dispatch = [self, weak_dispatch = std::weak_ptr<std::function<void()>>(dispatch), retry_or_fail] {
+    auto dispatch = weak_dispatch.lock();
+    if (!dispatch)
+      return;
     auto& s = self->state;
     for (std::size_t slot = 0; slot < s.workers.size() && !s.queue.empty(); ++slot) {
       if (s.busy[slot])

@@ -5,8 +5,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/async_pipe.hpp>
 #include <boost/process/child.hpp>
-#include <boost/process/env.hpp>
-#include <boost/process/environment.hpp>
 #include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
 #include <boost/process/search_path.hpp>
@@ -26,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -94,6 +93,18 @@ struct child_setup : bp::extend::handler {
   }
 };
 
+// Sets the child's environment (a null-terminated KEY=VALUE array that outlives the launch).
+// Not boost::process::environment: its lookup (operator[], find) in Boost 1.74 compares the key
+// over the full length of every entry, reading past the end of the shorter ones.
+struct child_environment : bp::extend::handler {
+  char** envp;
+  explicit child_environment(char** e) : envp(e) {}
+  template <class Executor>
+  void on_setup(Executor& exec) const {
+    exec.env = envp;
+  }
+};
+
 } // namespace
 
 class process_runner::running {
@@ -119,6 +130,9 @@ struct process_runner::impl {
   std::mutex mtx;
   std::unordered_set<std::shared_ptr<running>> live; // guarded by mtx
   std::atomic<std::size_t> active{0};
+  bool stopping = false; // I/O thread only: no more launches
+  std::once_flag shut;
+  std::promise<void> ran_out; // set when the I/O thread's loop returns
 
   void launch(const std::shared_ptr<running>& r);
   void read_more(const std::shared_ptr<running>& r, bool is_out);
@@ -144,19 +158,25 @@ void process_runner::impl::launch(const std::shared_ptr<running>& r) {
         throw std::runtime_error("'" + spec.argv[0] + "' not found on PATH");
     }
     std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
-    bp::environment env;
-    if (!spec.clean_env)
-      for (char** e = environ; e && *e; ++e) {
-        std::string kv = *e;
-        auto eq = kv.find('=');
-        if (eq != std::string::npos && eq > 0)
-          env[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-    for (auto& kv : spec.env) {
+    // The child's environment: the inherited one (unless clean_env), then spec.env over it.
+    std::map<std::string, std::string> vars;
+    auto put = [&vars](const std::string& kv) {
       auto eq = kv.find('=');
-      if (eq != std::string::npos)
-        env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
+      if (eq != std::string::npos && eq > 0)
+        vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+    };
+    if (!spec.clean_env)
+      for (char** e = environ; e && *e; ++e)
+        put(*e);
+    for (auto& kv : spec.env)
+      put(kv);
+    std::vector<std::string> env_entries;
+    for (auto& [k, v] : vars)
+      env_entries.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& e : env_entries)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
     r->out_pipe = std::make_unique<bp::async_pipe>(io);
     r->err_pipe = std::make_unique<bp::async_pipe>(io);
     std::weak_ptr<running> weak = r;
@@ -174,8 +194,8 @@ void process_runner::impl::launch(const std::shared_ptr<running>& r) {
     r->child = std::make_unique<bp::child>(bp::exe = exe, bp::args = args,
                                            bp::std_out > *r->out_pipe, bp::std_err > *r->err_pipe,
                                            bp::std_in < bp::null, bp::start_dir = dir,
-                                           bp::env = env, io, bp::on_exit = exit_handler,
-                                           child_setup(&r->spec));
+                                           child_environment(envp.data()), io,
+                                           bp::on_exit = exit_handler, child_setup(&r->spec));
     r->pid = r->child->id();
     r->outcome.started = true;
   } catch (const std::exception& e) {
@@ -301,24 +321,36 @@ void process_runner::impl::finish(const std::shared_ptr<running>& r) {
 
 process_runner::process_runner() : impl_(std::make_unique<impl>()) {
   ::signal(SIGPIPE, SIG_IGN);
-  impl_->thread = std::thread([i = impl_.get()] { i->io.run(); });
+  impl_->thread = std::thread([i = impl_.get()] {
+    i->io.run();
+    i->ran_out.set_value();
+  });
 }
 
-process_runner::~process_runner() {
-  {
-    std::lock_guard<std::mutex> lk(impl_->mtx);
-    for (auto& r : impl_->live)
-      if (r->pid > 0)
-        ::kill(-r->pid, SIGKILL);
-  }
-  // Let the exit notifications of killed children drain, then stop.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (impl_->active.load() > 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  impl_->guard.reset();
-  impl_->io.stop();
-  if (impl_->thread.joinable())
-    impl_->thread.join();
+process_runner::~process_runner() { shutdown(); }
+
+void process_runner::shutdown() {
+  std::call_once(impl_->shut, [i = impl_.get()] {
+    // On the I/O thread, which owns the pids: a launch is either done (and its child killed
+    // here) or not begun (and it sees `stopping`).
+    asio::post(i->io, [i] {
+      i->stopping = true;
+      std::lock_guard<std::mutex> lk(i->mtx);
+      for (auto& r : i->live) {
+        if (!r->reported && !r->exited)
+          r->outcome.cancelled = true;
+        i->kill_group(r);
+      }
+    });
+    // Let the exit notifications of killed children and their callbacks drain: the loop ends
+    // by itself once nothing is pending (a callback's own start() is pending work too).
+    auto drained = i->ran_out.get_future();
+    i->guard.reset();
+    if (drained.wait_for(std::chrono::seconds(5)) != std::future_status::ready)
+      i->io.stop();
+    if (i->thread.joinable())
+      i->thread.join();
+  });
 }
 
 process_runner::handle process_runner::start(process_spec spec, callback done) {
@@ -331,7 +363,8 @@ process_runner::handle process_runner::start(process_spec spec, callback done) {
   }
   impl_->active.fetch_add(1);
   asio::post(impl_->io, [i = impl_.get(), r] {
-    if (r->outcome.cancelled) {
+    if (r->outcome.cancelled || i->stopping) {
+      r->outcome.cancelled = true;
       r->exited = r->out_eof = r->err_eof = true;
       i->finish(r);
       return;

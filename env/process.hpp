@@ -59,7 +59,7 @@ public:
   using callback = std::function<void(process_outcome)>;
 
   process_runner();
-  ~process_runner(); // kills children still running, then joins the I/O thread
+  ~process_runner(); // shutdown()
   process_runner(const process_runner&) = delete;
   process_runner& operator=(const process_runner&) = delete;
 
@@ -68,6 +68,11 @@ public:
   void cancel(const handle& h);
   // Number of children started and not yet reported.
   std::size_t active() const;
+  // Kills every child still running and lets their callbacks run (up to 5 s), then joins the
+  // I/O thread. What those callbacks start meanwhile, or anyone starts later, is not launched:
+  // it is reported cancelled (or, once the thread has ended, not at all). Owners of objects the
+  // callbacks use (compiler, executor) call it before destroying them. Idempotent.
+  void shutdown();
 
   struct impl;
 

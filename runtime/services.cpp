@@ -21,7 +21,11 @@ std::string default_cache_dir() {
 }
 
 services::~services() {
-  // Pools and their callbacks go first, then the runner (kills leftovers), then the work dir.
+  // The runner first: it kills leftover children and runs their callbacks, which use the
+  // compiler and the executor (so those must still exist), and launches nothing more. Then the
+  // compiler and executor, the runner object, and the work dir.
+  if (runner)
+    runner->shutdown();
   executor.reset();
   compiler.reset();
   runner.reset();

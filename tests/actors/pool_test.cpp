@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <thread>
 
 using namespace leap;
@@ -145,4 +147,72 @@ TEST_F(pool_fixture, QueuedJobCancelledBeforeItStartsNeverRuns) {
     [&](msg::pool_stats& s) { EXPECT_EQ(s.cancelled, 1u); },
     [&](caf::error& e) { FAIL() << sys->render(e); });
   self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+// The process runner's I/O thread reports a job, then still holds the job's completion callback
+// for a moment (unwinding, destroying the job) while the caller, answered, shuts the actor
+// system down. That thread must not own the worker: if it did, dropping the last reference
+// there would run the worker's cleanup on it while the system is being destroyed (a crash at
+// shutdown), and the system would wait for it. A report after the shutdown goes nowhere.
+TEST_F(pool_fixture, CompletionCallbackOutlivingTheActorSystemIsHarmless) {
+  std::promise<void> system_gone;
+  auto gone = system_gone.get_future().share();
+  std::promise<std::thread> job_thread_p;
+  auto r = std::make_shared<runner_t>();
+  r->start = [&job_thread_p, gone](const msg::compile_request& req,
+                                   runner_t::done_fn done) -> runner_t::cancel_fn {
+    job_thread_p.set_value(std::thread([id = req.id, done = std::move(done), gone]() mutable {
+      msg::compile_reply rep;
+      rep.id = id;
+      rep.status = "ok";
+      done(rep, "");
+      gone.wait_for(5s); // still holding `done` while the system goes away
+      done(rep, "");     // a late, second report
+      done = nullptr;
+    }));
+    return {};
+  };
+  r->count = [](const msg::compile_reply&, msg::pool_stats&) {};
+  auto pool = spawn(1, r);
+  {
+    caf::scoped_actor self{*sys};
+    self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false})
+      .receive([&](msg::compile_reply& rep) { EXPECT_EQ(rep.status, "ok"); },
+               [&](caf::error& e) { FAIL() << sys->render(e); });
+  }
+  auto job_thread = job_thread_p.get_future().get();
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  pool = nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  sys.reset();
+  auto took = std::chrono::steady_clock::now() - t0;
+  system_gone.set_value();
+  job_thread.join();
+  EXPECT_LT(took, 3s) << "the actor system's shutdown waited for a thread outside it";
+}
+
+// Destroying the pool ends its workers, which cancel their running jobs.
+TEST_F(pool_fixture, ShutdownCancelsRunningJobs) {
+  auto cancelled = std::make_shared<std::atomic<int>>(0);
+  auto r = std::make_shared<runner_t>();
+  r->start = [cancelled](const msg::compile_request&, runner_t::done_fn) -> runner_t::cancel_fn {
+    return [cancelled] { ++*cancelled; };
+  };
+  r->count = [](const msg::compile_reply&, msg::pool_stats&) {};
+  auto pool = spawn(2, r);
+  caf::scoped_actor self{*sys};
+  for (std::uint64_t i = 1; i <= 2; ++i)
+    self->send(pool, msg::compile_atom_v, msg::compile_request{i, "t", "a", "cpu", false});
+  for (int k = 0; k < 200; ++k) {
+    bool busy = false;
+    self->request(pool, 5s, msg::stats_atom_v)
+      .receive([&](msg::pool_stats& s) { busy = s.busy == 2; }, [&](caf::error&) {});
+    if (busy)
+      break;
+    std::this_thread::sleep_for(10ms);
+  }
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+  for (int k = 0; k < 500 && cancelled->load() < 2; ++k)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(cancelled->load(), 2);
 }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <future>
 #include <thread>
@@ -116,6 +117,21 @@ TEST(Process, CleanEnvironment) {
   EXPECT_EQ(o.out, "[][1]\n");
 }
 
+// spec.env goes over the inherited environment; keys longer than other entries are looked up
+// without reading past those (under AddressSanitizer, Boost's own lookup did).
+TEST(Process, EnvironmentOverridesTheInheritedOne) {
+  ::setenv("LEAP_T", "1", 1);
+  auto s = sh("echo \"[$LEAP_T][$LEAP_A_MUCH_LONGER_VARIABLE_NAME][${PATH:+path}]\"");
+  s.env = {"LEAP_T=2", "LEAP_A_MUCH_LONGER_VARIABLE_NAME=x=y"};
+  auto o = run_blocking(s);
+  ::unsetenv("LEAP_T");
+  EXPECT_EQ(o.out, "[2][x=y][path]\n") << o.describe() << o.err;
+  s.clean_env = true;
+  s.env = {"A=1", "LEAP_A_MUCH_LONGER_VARIABLE_NAME=z", "A=3"};
+  s.argv = {"/bin/sh", "-c", "echo \"[$A][$LEAP_A_MUCH_LONGER_VARIABLE_NAME][$LEAP_T]\""};
+  EXPECT_EQ(run_blocking(s).out, "[3][z][]\n");
+}
+
 TEST(Process, CancelAndConcurrency) {
   process_runner runner;
   std::promise<process_outcome> slow_p;
@@ -129,4 +145,30 @@ TEST(Process, CancelAndConcurrency) {
   auto o = slow_p.get_future().get();
   EXPECT_TRUE(o.cancelled);
   EXPECT_EQ(runner.active(), 0u);
+}
+
+// Shutdown (the destructor) cancels what runs and lets the callbacks run, but what those callbacks
+// start (the next compile step, the reference run) is not launched: it is reported cancelled at
+// once, so shutdown neither waits for new children nor leaves them behind.
+TEST(Process, ShutdownLaunchesNothingMore) {
+  std::promise<process_outcome> first_p, second_p;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    process_runner runner;
+    runner.start(sh("sleep 30"), [&](process_outcome o) {
+      first_p.set_value(std::move(o));
+      runner.start(sh("sleep 30"), [&](process_outcome o2) { second_p.set_value(std::move(o2)); });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    runner.shutdown();
+    EXPECT_EQ(runner.active(), 0u);
+    runner.shutdown(); // idempotent
+  }
+  auto took = std::chrono::steady_clock::now() - t0;
+  auto first = first_p.get_future().get();
+  EXPECT_TRUE(first.cancelled) << first.describe();
+  auto second = second_p.get_future().get();
+  EXPECT_TRUE(second.cancelled) << second.describe();
+  EXPECT_FALSE(second.started);
+  EXPECT_LT(took, std::chrono::seconds(4));
 }
