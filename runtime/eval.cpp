@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 namespace leap::runtime {
@@ -65,6 +67,11 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   for (auto& n : names)
     sum.per_task[n].solved_turn.assign(static_cast<std::size_t>(G), 0);
   evaluator ev(svc);
+  // Debugging aid (no config key): LEAP_EVAL_DUMP=FILE appends one JSON line per sample with the
+  // prompt text, the raw completion, the verdict and its feedback.
+  std::ofstream dump;
+  if (const char* d = std::getenv("LEAP_EVAL_DUMP"); d != nullptr && *d != '\0')
+    dump.open(d, std::ios::app);
   for (int turn = 1; turn <= T; ++turn) {
     // 1. Generate: one group per task on turn 1, one sample per failed attempt afterwards.
     auto t_gen = std::chrono::steady_clock::now();
@@ -188,6 +195,12 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
         feedback = v->v.feedback;
         sum.emulation_unsupported += v->v.emulation_unsupported;
       }
+      if (dump.is_open())
+        dump << dump_lossy(nlohmann::json{
+                  {"task", a.task}, {"turn", turn}, {"attempt", batch[b].attempt},
+                  {"prompt", policy::render_prompt(view_of(svc.tasks->at(a.task)), a.history)},
+                  {"completion", batch[b].completion}, {"status", status}, {"feedback", feedback}})
+             << "\n";
       if (turn == 1)
         sum.per_task[a.task].turn1_status[status]++;
       if (status == "correct") {

@@ -1,8 +1,9 @@
 // The generated kernel corpus (issue 3, "Corpus and warm start"): from the bundled task suite and
-// a seed, code produces many candidate solutions per task (several correct strategies in several
-// styles and block sizes) and buggy variants derived from them by mutators. Nothing here labels
-// a variant: runtime/corpus_build runs every variant through the real environment and keeps the
-// real verdict. Pure functions of (tasks, seed), no I/O, no globals: any thread may call them.
+// a seed, code produces many candidate solutions per task (several correct strategies and block
+// sizes, in one canonical code style) and buggy variants derived from them by mutators. Nothing
+// here labels a variant: runtime/corpus_build runs every variant through the real environment and
+// keeps the real verdict. Pure functions of (tasks, seed), no I/O, no globals: any thread may call
+// them.
 #pragma once
 
 #include "common/result.hpp"

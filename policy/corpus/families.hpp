@@ -53,7 +53,8 @@ struct tmpl {
   std::string markup;
 };
 
-// Code style of one variant: names and presentation, never semantics.
+// Code style of one variant: names and presentation, never semantics. make_style gives every
+// variant the same canonical style (see families_common.cpp for why).
 struct style {
   int id = 0;
   std::string kernel;       // kernel name

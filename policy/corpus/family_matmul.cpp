@@ -158,7 +158,7 @@ tmpl c2_naive(const env::task_spec& t, const style& st, int bx, int by) {
 }
 
 tmpl c2_flat(const env::task_spec& t, const style& st, int block) {
-  const auto& q = st.idx;
+  const std::string q = st.idx == "i" ? "idx" : st.idx; // `i` is the output row here
   std::string k = "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n"
     "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n"
     "  const int " + q + " = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (" + q + " $>= F * OH * OW) return;}G@\n"

@@ -128,6 +128,30 @@ TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
   EXPECT_TRUE(bugs["row_max"].count(bug_kind::wrong_reduction));
 }
 
+// Regression (issue 3): with four random naming styles per task the quickstart model learned the
+// shared template but mixed names within one completion (a kernel defined as relu_ilp4 and
+// launched as relu_kernel) and no turn-1 sample compiled. Every solution now has one style:
+// the kernel is <task>_kernel (suffixed when a strategy has several), a named block constant
+// when the file has one block size, the element op in apply_op.
+TEST(CorpusGenerator, OneCanonicalStyle) {
+  for (std::uint64_t seed : {1, 5}) {
+    for (auto& v : gen(seed)) {
+      if (v.kind != variant_kind::solution)
+        continue;
+      EXPECT_NE(v.source.find("__global__ void " + v.task + "_kernel"), std::string::npos)
+        << v.task << "/" << v.name;
+      EXPECT_EQ(v.source.find("Kernel("), std::string::npos) << v.task << "/" << v.name;
+      EXPECT_EQ(v.source.find("__global__ void k_"), std::string::npos) << v.task << "/" << v.name;
+      EXPECT_EQ(v.source.find("const int gid"), std::string::npos) << v.task << "/" << v.name;
+      EXPECT_EQ(v.source.rfind("// " + v.task + ": ", 0), 0u) << v.task << "/" << v.name;
+      if (family_of(v.task) == "elementwise") {
+        EXPECT_NE(v.source.find("apply_op("), std::string::npos) << v.task << "/" << v.name;
+        EXPECT_NE(v.source.find("constexpr int k_block = "), std::string::npos) << v.name;
+      }
+    }
+  }
+}
+
 TEST(CorpusGenerator, VariantsHonourTheCandidateContract) {
   for (auto& v : gen(3)) {
     const auto& t = *std::find_if(suite().begin(), suite().end(), [&](auto& s) { return s.name == v.task; });
