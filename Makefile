@@ -19,12 +19,15 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Until the training pipeline exists: verify the task suite, then a short `leap check` demo.
+# The quickstart: SFT warm start (when RUN_DIR has none), then LEAP RL steps. A second
+# `make run` continues the same run (--resume) up to train.steps.
+RUN_DIR ?= runs/quickstart
 run: build
-	$(LEAP) --config $(CONFIG) tasks list
-	$(LEAP) --config $(CONFIG) tasks verify
-	$(LEAP) --config $(CONFIG) check --task vector_add --source tests/env/candidates/vector_add/float4_gridstride.cu
-	$(LEAP) --config $(CONFIG) check --task vector_add --source tests/env/candidates/vector_add/wrong_answer.cu
+	@if [ -f $(RUN_DIR)/checkpoint/trainer_state.json ]; then \
+	  $(LEAP) --config $(CONFIG) train --out $(RUN_DIR) --resume; \
+	else \
+	  $(LEAP) --config $(CONFIG) train --out $(RUN_DIR); \
+	fi
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j 2

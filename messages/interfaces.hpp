@@ -20,5 +20,6 @@ using pool_actor = caf::typed_actor<
 
 using compiler_pool_actor = pool_actor<compile_atom, compile_request, compile_reply>;
 using executor_pool_actor = pool_actor<exec_atom, exec_request, exec_reply>;
+using generator_pool_actor = pool_actor<generate_atom, generate_request, generate_reply>;
 
 } // namespace leap::msg

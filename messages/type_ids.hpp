@@ -3,6 +3,7 @@
 #pragma once
 
 #include "messages/env_messages.hpp"
+#include "messages/train_messages.hpp"
 
 #include <caf/type_id.hpp>
 #include <caf/atom.hpp>
@@ -18,12 +19,31 @@ CAF_ADD_TYPE_ID(leap, (leap::msg::compile_reply))
 CAF_ADD_TYPE_ID(leap, (leap::msg::exec_request))
 CAF_ADD_TYPE_ID(leap, (leap::msg::exec_reply))
 CAF_ADD_TYPE_ID(leap, (leap::msg::pool_stats))
+CAF_ADD_TYPE_ID(leap, (leap::msg::generate_request))
+CAF_ADD_TYPE_ID(leap, (leap::msg::generated))
+CAF_ADD_TYPE_ID(leap, (leap::msg::generate_reply))
+CAF_ADD_TYPE_ID(leap, (leap::msg::weights_update))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_start))
+CAF_ADD_TYPE_ID(leap, (leap::msg::turn_record))
+CAF_ADD_TYPE_ID(leap, (leap::msg::trajectory_record))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_result))
+CAF_ADD_TYPE_ID(leap, (leap::msg::scored_group))
+CAF_ADD_TYPE_ID(leap, (leap::msg::step_report))
 CAF_ADD_ATOM(leap, leap::msg, compile_atom, "compile")
 CAF_ADD_ATOM(leap, leap::msg, exec_atom, "exec")
 CAF_ADD_ATOM(leap, leap::msg, cancel_atom, "cancel")
 CAF_ADD_ATOM(leap, leap::msg, stats_atom, "stats")
 CAF_ADD_ATOM(leap, leap::msg, done_atom, "done")
 CAF_ADD_ATOM(leap, leap::msg, crash_atom, "crash")
+CAF_ADD_ATOM(leap, leap::msg, generate_atom, "generate")
+CAF_ADD_ATOM(leap, leap::msg, weights_atom, "weights")
+CAF_ADD_ATOM(leap, leap::msg, group_atom, "group")
+CAF_ADD_ATOM(leap, leap::msg, finished_atom, "finished")
+CAF_ADD_ATOM(leap, leap::msg, scored_atom, "scored")
+CAF_ADD_ATOM(leap, leap::msg, report_atom, "report")
+CAF_ADD_ATOM(leap, leap::msg, save_atom, "save")
+CAF_ADD_ATOM(leap, leap::msg, stop_atom, "stop")
+CAF_ADD_ATOM(leap, leap::msg, flush_atom, "flush")
 CAF_END_TYPE_ID_BLOCK(leap)
 
 namespace leap::msg {

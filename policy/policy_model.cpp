@@ -2,9 +2,12 @@
 
 #include "policy/checkpoint.hpp"
 #include "policy/decoder.hpp"
+#include "policy/policy_model_impl.hpp"
 #include "policy/sampler.hpp"
 
 #include <torch/torch.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,16 +17,17 @@
 
 namespace leap::policy {
 
-struct policy_model::impl {
-  decoder model{nullptr};
-  std::unique_ptr<torch::optim::AdamW> opt;
-  std::int64_t step = 0;
-};
 
 int set_torch_threads(int n) {
   if (n <= 0)
     n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(n);
+  // OpenBLAS (libopenblas0-pthread) keeps its own thread pool, which LibTorch's setting does not
+  // reach; its idle threads spin, so several BLAS callers in one process (generators, learner)
+  // would fight over the cores. Found at run time: the reference BLAS has no such symbol.
+  using set_fn = void (*)(int);
+  if (auto f = reinterpret_cast<set_fn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    f(n);
   return torch::get_num_threads();
 }
 

@@ -66,6 +66,38 @@ struct sft_result {
   double first_loss = 0, final_loss = 0; // means over the first / last 20 steps
 };
 
+// One sequence of a GRPO batch: a turn's prompt and the completion sampled for it.
+struct rl_sequence {
+  std::vector<int> prompt;
+  std::vector<int> completion;      // the sampled tokens (eos/stop included)
+  std::vector<float> old_logprobs;  // behaviour log-probs, one per completion token
+  double advantage = 0;             // of every completion token of this sequence
+};
+
+struct rl_options {
+  double lr = 2e-4;
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;
+  double clip_low = 0.2;
+  double clip_high = 0.28;
+  double kl_coef = 0.0;             // needs set_reference()
+  bool dr_grpo = false;             // false: token-mean aggregation
+  double dr_grpo_norm_tokens = 512; // Dr.GRPO's constant normaliser (the generation budget)
+  double temperature = 1.0;         // the sampling temperature of the behaviour log-probs
+  int micro_batch = 8;              // sequences per forward/backward; gradients accumulate
+};
+
+struct rl_stats {
+  double loss = 0;           // total loss of the step (policy gradient + KL)
+  double pg_loss = 0;
+  double kl = 0;             // mean k3 KL over real tokens (0 without a reference)
+  double clip_fraction = 0;
+  double ratio_mean = 0;
+  double grad_norm = 0;      // before clipping
+  long long tokens = 0;      // completion tokens trained on
+  int sequences = 0;
+};
+
 class policy_model {
 public:
   // Fresh weights (HF-style initialisation), deterministic by seed.
@@ -86,6 +118,25 @@ public:
   // completion tokens only. `progress` is called every step from the calling thread.
   result<sft_result> sft(const std::vector<sft_example>& examples, const sft_options& opts,
                          const std::function<void(const sft_progress&)>& progress);
+
+  // --- reinforcement learning (the learner and the generators) ---
+  // A fresh AdamW for the RL phase (the SFT optimizer, if any, is dropped).
+  void begin_rl(const rl_options& opts);
+  // Restores the AdamW moments saved in a checkpoint directory (after begin_rl).
+  result<void> restore_optimizer(const std::string& checkpoint_dir);
+  // The frozen policy of the KL penalty, loaded from a checkpoint directory.
+  result<void> set_reference(const std::string& checkpoint_dir);
+  // One optimizer step of the GRPO loss over `batch` (all sequences, accumulated in micro
+  // batches). Sequences with an empty completion are skipped.
+  result<rl_stats> grpo_step(const std::vector<rl_sequence>& batch, const rl_options& opts);
+  // The weights as a safetensors image (float32, HF names), and back: how the learner publishes
+  // a policy version to the generators (in a message, so it also crosses machines).
+  result<std::string> export_weights() const;
+  result<void> import_weights(const std::string& safetensors_image);
+  // Like save(), with the trainer's free-form state (JSON text) in trainer_state.json.
+  result<void> save_with_state(const std::string& dir, const std::string& tokenizer_json_path,
+                               std::int64_t step, std::int64_t policy_version,
+                               const std::string& extra_json) const;
 
   const model_config& config() const;
   std::int64_t parameter_count() const;

@@ -9,6 +9,7 @@
 #include "runtime/corpus_build.hpp"
 #include "runtime/eval.hpp"
 #include "runtime/pretrain.hpp"
+#include "runtime/train.hpp"
 #include "runtime/evaluator.hpp"
 #include "runtime/services.hpp"
 #include "runtime/verify.hpp"
@@ -47,6 +48,8 @@ commands:
   pretrain --out DIR [--json]              SFT warm start on the labelled corpus; writes a checkpoint
   eval --checkpoint DIR [--json]           sample G attempts per task, up to eval.max_turns with
                                            feedback; pass@1, Acc@1/2/3, per-task pass rates
+  train --out DIR [--resume]               LEAP RL training (warm start from pretrain, made if
+                                           missing); metrics.jsonl, checkpoints; Ctrl-C saves
   config show                              print the effective configuration as TOML
   config defaults                          print every key with its default and meaning
   config docs                              print docs/config.md
@@ -87,7 +90,7 @@ result<cli_args> parse_args(int argc, char** argv) {
   static const std::vector<std::string> with_value{"--config", "--set", "--task", "--source",
                                                    "--backend", "--out", "--seed",
                                                    "--checkpoint"};
-  static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h"};
+  static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h", "--resume"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];
@@ -328,7 +331,7 @@ int run_cli(int argc, char** argv) {
   if (cmd == "tasks" && sub == "list")
     return cmd_tasks_list(a, *cfg);
   bool known = (cmd == "tasks" && sub == "verify") || cmd == "check" || cmd == "doctor"
-               || cmd == "corpus" || cmd == "pretrain" || cmd == "eval";
+               || cmd == "corpus" || cmd == "pretrain" || cmd == "eval" || cmd == "train";
   if (!known)
     return usage_error("unknown command '" + join(a.words, " ") + "'");
   auto svc = make_services(*cfg, cmd != "doctor");
@@ -345,6 +348,12 @@ int run_cli(int argc, char** argv) {
     if (!out)
       return usage_error("pretrain needs --out DIR");
     return cmd_pretrain(**svc, *out, a.has("--json"));
+  }
+  if (cmd == "train") {
+    auto out = a.opt("--out");
+    if (!out)
+      return usage_error("train needs --out DIR");
+    return cmd_train(**svc, *out, a.has("--resume"));
   }
   if (cmd == "eval") {
     auto ck = a.opt("--checkpoint");

@@ -110,6 +110,44 @@ struct eval_section {
   std::vector<std::string> tasks; // empty = every bundled task
 };
 
+// RL training (`leap train`): the LEAP pipeline's batch, groups, turns, DCP and rewards.
+struct train_section {
+  int steps = 20;              // learner steps of this run (a resumed run continues to this count)
+  int batch_groups = 4;        // B: groups (tasks) per learner step
+  int group_size = 8;          // G: attempts per group
+  int max_turns = 3;           // turns per attempt (1 = single-turn)
+  std::string mode = "async";  // async | sync (stage barriers, for comparison)
+  int max_staleness = 1;       // learner versions a generated attempt may lag (async)
+  int generators = 1;          // generator workers, each with its own policy replica
+  bool dcp = true;             // Difficulty-Conditioned Pruning; false = expand every failure
+  double dcp_t_min = 0.5;      // expand when t_min <= N_fail <= t_max ...
+  double dcp_t_max = 1.0;
+  bool dcp_fractional = true;  // ... as fractions of G (else absolute counts)
+  std::string estimator = "rank"; // rank | grpo | drgrpo | trloo | discounted
+  double gamma = 0.4;          // `discounted`
+  double speedup_margin = 0.05; // tournament tie keys
+  double tokens_margin = 0.10;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int max_new_tokens = 384;
+  std::uint64_t seed = 1;      // task order and sampling
+  int checkpoint_every = 5;    // steps between checkpoints (the last step always saves)
+  std::string warm_start;      // pretrain checkpoint; empty = <out>/pretrain (made if missing)
+  std::vector<std::string> tasks; // empty = every bundled task
+};
+
+// The GRPO learner.
+struct learner_section {
+  double lr = 2e-4;
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;
+  double clip_low = 0.2;
+  double clip_high = 0.28;
+  double kl_coef = 0.0;        // k3 KL to the frozen warm-start policy; 0 = none
+  std::string aggregation = "token_mean"; // token_mean | dr_grpo
+  int micro_batch = 8;         // sequences per forward/backward
+};
+
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
@@ -119,6 +157,8 @@ struct leap_config {
   policy_section policy;
   sft_section sft;
   eval_section eval;
+  train_section train;
+  learner_section learner;
 };
 
 // Equality over every registered key (used by round-trip tests and by callers that diff configs).

@@ -170,6 +170,79 @@ void register_eval(registry& r) {
   s.key("tasks", &eval_section::tasks, "Tasks to evaluate; empty = every bundled task.");
 }
 
+void register_train(registry& r) {
+  auto s = r.section("train", &leap_config::train,
+                     "RL training (`leap train`): B groups of G attempts per learner step, up to "
+                     "max_turns turns with feedback, Difficulty-Conditioned Pruning, rewards.");
+  s.key("steps", &train_section::steps, "Learner steps (a resumed run continues up to this count).")
+      .at_least(1);
+  s.key("batch_groups", &train_section::batch_groups, "B: groups (tasks) per learner step.")
+      .at_least(1);
+  s.key("group_size", &train_section::group_size, "G: attempts per group.").at_least(2);
+  s.key("max_turns", &train_section::max_turns, "Turns per attempt; 1 = single-turn GRPO.")
+      .at_least(1);
+  s.key("mode", &train_section::mode,
+        "async: every attempt flows on as soon as its own step is done; sync: stage barriers "
+        "(generate all, compile all, execute all, judge, learn), for comparison.")
+      .one_of({"async", "sync"});
+  s.key("max_staleness", &train_section::max_staleness,
+        "Admission control (async): accepted + running groups <= (max_staleness + version + 1) * B.")
+      .at_least(0);
+  s.key("generators", &train_section::generators,
+        "Generator workers, each with its own policy replica.")
+      .at_least(1);
+  s.key("dcp", &train_section::dcp,
+        "Difficulty-Conditioned Pruning; false expands every failed attempt (unpruned multi-turn).");
+  s.key("dcp_t_min", &train_section::dcp_t_min,
+        "Expand a group to further turns when t_min <= N_fail (turn-1 failures) ...").at_least(0);
+  s.key("dcp_t_max", &train_section::dcp_t_max, "... <= t_max.").at_least(0);
+  s.key("dcp_fractional", &train_section::dcp_fractional,
+        "t_min/t_max are fractions of G (the default 0.5..1 is the paper's best setting).");
+  s.key("estimator", &train_section::estimator,
+        "Advantage estimator: rank (LEAP tournament), grpo, drgrpo, trloo, discounted.")
+      .one_of({"rank", "grpo", "drgrpo", "trloo", "discounted"});
+  s.key("gamma", &train_section::gamma, "Discount of the `discounted` estimator.").at_least(0).at_most(1);
+  s.key("speedup_margin", &train_section::speedup_margin,
+        "Tournament tie key: a beats b on speed when speedup_a > speedup_b * (1 + margin).")
+      .at_least(0);
+  s.key("tokens_margin", &train_section::tokens_margin,
+        "Tournament tie key: a beats b on length when tokens_a * (1 + margin) < tokens_b.")
+      .at_least(0);
+  s.key("temperature", &train_section::temperature, "Sampling temperature.").greater_than(0);
+  s.key("top_p", &train_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
+  s.key("max_new_tokens", &train_section::max_new_tokens, "Longest completion, in tokens.")
+      .at_least(1);
+  s.key("seed", &train_section::seed, "Seed of the task order and of sampling.");
+  s.key("checkpoint_every", &train_section::checkpoint_every,
+        "Steps between checkpoints (the last step always saves).").at_least(1);
+  s.key("warm_start", &train_section::warm_start,
+        "Pretrain checkpoint to start from; empty = <out>/pretrain, made by `leap pretrain` "
+        "settings when missing.");
+  s.key("tasks", &train_section::tasks, "Tasks to train on; empty = every bundled task.");
+}
+
+void register_learner(registry& r) {
+  auto s = r.section("learner", &leap_config::learner,
+                     "The GRPO learner: token-level clipped surrogate (clip-higher), optional k3 "
+                     "KL to the warm-start policy, AdamW.");
+  s.key("lr", &learner_section::lr, "AdamW learning rate.").greater_than(0);
+  s.key("weight_decay", &learner_section::weight_decay, "AdamW weight decay.").at_least(0);
+  s.key("grad_clip", &learner_section::grad_clip, "Gradient-norm clip; 0 disables it.").at_least(0);
+  s.key("clip_low", &learner_section::clip_low, "Importance ratio lower clip: 1 - clip_low.")
+      .at_least(0).at_most(1);
+  s.key("clip_high", &learner_section::clip_high, "Importance ratio upper clip: 1 + clip_high.")
+      .at_least(0);
+  s.key("kl_coef", &learner_section::kl_coef,
+        "Weight of the k3 KL penalty to the frozen warm-start policy; 0 = no reference.")
+      .at_least(0);
+  s.key("aggregation", &learner_section::aggregation,
+        "token_mean: mean over real tokens; dr_grpo: sum / (sequences * max_new_tokens).")
+      .one_of({"token_mean", "dr_grpo"});
+  s.key("micro_batch", &learner_section::micro_batch,
+        "Sequences per forward/backward pass (gradients accumulate over the step).")
+      .at_least(1);
+}
+
 registry build_registry() {
   registry r;
   register_environment(r);
@@ -180,6 +253,8 @@ registry build_registry() {
   register_policy(r);
   register_sft(r);
   register_eval(r);
+  register_train(r);
+  register_learner(r);
   return r;
 }
 

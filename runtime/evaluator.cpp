@@ -2,6 +2,7 @@
 
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
+#include "actors/verdicts.hpp"
 #include "env/feedback.hpp"
 #include "messages/interfaces.hpp"
 
@@ -119,33 +120,14 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
     }
     const auto& c = p[i].cand;
     if (c.status != "ok") {
-      check_outcome o;
-      auto& v = o.v;
-      v.task = items[i].task;
-      v.backend = svc.backend;
-      v.compile_seconds = c.seconds;
-      v.cached = c.cached;
-      v.diagnostics = c.diagnostics;
-      v.reason = c.stage;
-      if (c.status == "compile_error") {
-        v.st = env::status::compile_error;
-      } else if (c.status == "rejected") {
-        v.st = env::status::rejected;
-      } else if (c.status == "emulation_unsupported") {
-        v.st = env::status::rejected;
-        v.reason = "emulation_unsupported";
-        v.emulation_unsupported = true;
-        v.diagnostics = "not evaluated: " + c.diagnostics
-                        + "\n(a limitation of leap's CPU backend, not an error in the code)";
-      } else if (c.status == "timeout") {
-        v.st = env::status::timeout;
-        v.reason = "compile_timeout";
-      } else {
+      auto v = actors::verdict_from_build(c, task, svc.backend);
+      if (!v) {
         out[i] = make_error("compiling '" + items[i].task + "' failed inside leap (" + c.status
                             + "): " + c.diagnostics);
         continue;
       }
-      v.feedback = env::make_feedback(v, task);
+      check_outcome o;
+      o.v = std::move(*v);
       out[i] = std::move(o);
       continue;
     }

@@ -114,7 +114,7 @@ TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
 }
 
 TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
-  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 6);
+  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 16);
   EXPECT_STREQ(caf::type_name<msg::compile_request>::value, "leap::msg::compile_request");
   // Registered types can travel inside a caf::message and be serialized there too.
   auto m = caf::make_message(msg::compile_atom_v, msg::compile_request{1, "relu", "src", "cpu", false});
@@ -128,4 +128,63 @@ TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
   ASSERT_FALSE(err) << sys->render(err);
   ASSERT_TRUE((back.match_elements<msg::compile_atom, msg::compile_request>()));
   EXPECT_EQ(back.get_as<msg::compile_request>(1).source, "src");
+}
+
+TEST_F(fixture, TrainingMessagesRoundTrip) {
+  msg::generate_request gr{5, 77, {{1, 2, 3}, {4, 5}}, 1, 0.7, 0.9, 128, 99};
+  auto g = roundtrip(gr);
+  EXPECT_EQ(g.group_id, 77u);
+  EXPECT_EQ(g.prompts, gr.prompts);
+  EXPECT_DOUBLE_EQ(g.top_p, 0.9);
+  EXPECT_EQ(g.seed, 99u);
+  msg::generate_reply rp;
+  rp.id = 5;
+  rp.samples = {{{7, 8, 9}, {-0.5f, -1.25f, -0.125f}, "eos"}};
+  rp.policy_version = 3;
+  rp.worker = 1;
+  auto r = roundtrip(rp);
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(r.samples[0].tokens, (std::vector<int>{7, 8, 9}));
+  EXPECT_EQ(r.samples[0].logprobs, rp.samples[0].logprobs);
+  EXPECT_EQ(r.samples[0].finish, "eos");
+  EXPECT_EQ(r.policy_version, 3);
+  auto w = roundtrip(msg::weights_update{4, std::string("\x00\x01st", 4)});
+  EXPECT_EQ(w.version, 4);
+  EXPECT_EQ(w.safetensors.size(), 4u);
+  msg::turn_record t{{1}, {2, 3}, {-0.5f, -0.25f}, 2, "wrong_answer", "mismatch", true, 1.5, 0.25, 1.75};
+  msg::group_result gres;
+  gres.group_id = 9;
+  gres.task = "relu";
+  gres.epoch = 1;
+  gres.index = 3;
+  gres.dcp = "expand";
+  gres.activated = true;
+  gres.trajectories = {{{t, t}, 2, false}, {{t}, 0, true}};
+  gres.attempts = 3;
+  gres.compiles = 2;
+  gres.cache_hits = 1;
+  gres.cancelled = 1;
+  gres.compiles_later_turns = 1;
+  msg::scored_group sg{gres, {0.5, -0.5}, {{0.5, 0.5}, {}}};
+  auto s2 = roundtrip(sg);
+  EXPECT_EQ(s2.group.task, "relu");
+  ASSERT_EQ(s2.group.trajectories.size(), 2u);
+  EXPECT_EQ(s2.group.trajectories[0].turns[1].status, "wrong_answer");
+  EXPECT_DOUBLE_EQ(s2.group.trajectories[0].turns[1].t_verdict, 1.75);
+  EXPECT_TRUE(s2.group.trajectories[1].cancelled);
+  EXPECT_EQ(s2.advantages, sg.advantages);
+  msg::step_report rep;
+  rep.step = 12;
+  rep.acc_at_3 = 0.75;
+  rep.tasks = {"relu", "matmul"};
+  rep.epochs = {0, 1};
+  rep.indices = {4, 2};
+  auto q = roundtrip(rep);
+  EXPECT_EQ(q.step, 12);
+  EXPECT_DOUBLE_EQ(q.acc_at_3, 0.75);
+  EXPECT_EQ(q.tasks, rep.tasks);
+  EXPECT_EQ(q.indices, rep.indices);
+  auto gs = roundtrip(msg::group_start{3, "softmax_rows", 2, 5});
+  EXPECT_EQ(gs.task, "softmax_rows");
+  EXPECT_EQ(gs.index, 5);
 }

@@ -92,7 +92,15 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.tie_embeddings", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
       "sft.corpus_seed", "sft.repair_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
-      "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.tasks"};
+      "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.tasks",
+      "train.steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
+      "train.max_staleness", "train.generators", "train.dcp", "train.dcp_t_min",
+      "train.dcp_t_max", "train.dcp_fractional", "train.estimator", "train.gamma",
+      "train.speedup_margin", "train.tokens_margin", "train.temperature", "train.top_p",
+      "train.max_new_tokens", "train.seed", "train.checkpoint_every", "train.warm_start",
+      "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
+      "learner.clip_low", "learner.clip_high", "learner.kl_coef", "learner.aggregation",
+      "learner.micro_batch"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -247,16 +255,16 @@ TEST(ConfigLoadErrors, UnknownKeyWithoutSuggestion) {
 TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
   std::string e = load_error("[compiler]\nseed = 1\n");
   EXPECT_TRUE(starts_with(e, "x.toml:2:1: unknown key 'compiler.seed'")) << e;
-  EXPECT_NE(e.find("('seed' is a key of [executor], [sft], [eval])"), std::string::npos) << e;
+  EXPECT_NE(e.find("('seed' is a key of [executor], [sft], [eval], [train])"), std::string::npos) << e;
 }
 
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
             "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda, policy, sft, eval)");
+            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
   EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
             "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
-            "executor, emulation, cuda, policy, sft, eval)");
+            "executor, emulation, cuda, policy, sft, eval, train, learner)");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
@@ -267,7 +275,7 @@ TEST(ConfigLoadErrors, KeyOutsideAnySection) {
             "[executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
             "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda, policy, sft, eval)");
+            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
@@ -411,7 +419,7 @@ TEST(ConfigOverride, UnknownKey) {
             "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines)");
   EXPECT_EQ(set_error("exector.trials=3"),
             "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval)");
+            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");

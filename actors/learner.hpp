@@ -1,0 +1,36 @@
+// The GRPO learner: collects scored groups; every B groups it takes one optimizer step of the
+// token-level clipped surrogate (policy::policy_model::grpo_step: clip-higher, optional k3 KL,
+// token-mean or Dr.GRPO aggregation, gradient-norm clip, AdamW), publishes the new policy
+// version to the generators' weights sink and reports the step to its subscriber (the trainer).
+// A detached actor: its optimizer steps block its own thread, never CAF's scheduler.
+#pragma once
+
+#include "actors/task_progress.hpp"
+#include "policy/policy_model.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace leap::actors {
+
+struct learner_options {
+  int batch_groups = 4;
+  int max_turns = 3;
+  policy::rl_options rl;
+  std::int64_t start_step = 0;     // steps already taken (resume)
+  std::string tokenizer_json_path; // copied into every checkpoint
+  task_progress progress;          // tasks trained on so far (saved as "progress")
+  std::size_t task_count = 0;
+};
+
+// Takes: (scored_atom, scored_group); (report_atom, caf::actor) subscribes the step reports'
+// receiver; (save_atom, dir, extra_json) -> std::string
+// (extra_json is a JSON object; the learner adds its "progress") ("" = saved, else why not).
+// Sends (weights_atom, weights_update) to `weights_sink` and (report_atom, step_report).
+caf::actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,
+                         learner_options opts, caf::actor weights_sink);
+
+} // namespace leap::actors

@@ -1,0 +1,48 @@
+#include "actors/verdicts.hpp"
+
+#include "env/feedback.hpp"
+
+namespace leap::actors {
+
+std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, const env::task_spec& task,
+                                               const std::string& backend) {
+  env::verdict v;
+  v.task = task.name;
+  v.backend = backend;
+  v.compile_seconds = c.seconds;
+  v.cached = c.cached;
+  v.diagnostics = c.diagnostics;
+  v.reason = c.stage;
+  if (c.status == "compile_error") {
+    v.st = env::status::compile_error;
+  } else if (c.status == "rejected") {
+    v.st = env::status::rejected;
+  } else if (c.status == "emulation_unsupported") {
+    v.st = env::status::rejected;
+    v.reason = "emulation_unsupported";
+    v.emulation_unsupported = true;
+    v.diagnostics = "not evaluated: " + c.diagnostics
+                    + "\n(a limitation of leap's CPU backend, not an error in the code)";
+  } else if (c.status == "timeout") {
+    v.st = env::status::timeout;
+    v.reason = "compile_timeout";
+  } else {
+    return std::nullopt;
+  }
+  v.feedback = env::make_feedback(v, task);
+  return v;
+}
+
+env::verdict no_code_verdict(const std::string& task, const std::string& backend,
+                             const std::string& reason) {
+  env::verdict v;
+  v.task = task;
+  v.backend = backend;
+  v.st = env::status::rejected;
+  v.reason = "no_code";
+  v.diagnostics = reason;
+  v.feedback = "rejected: " + reason;
+  return v;
+}
+
+} // namespace leap::actors

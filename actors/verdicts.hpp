@@ -1,0 +1,25 @@
+// Verdicts that do not come from the executor: a candidate that did not build (compile error,
+// rejected by the guards, not runnable on the CPU emulation, compile timeout) and a completion
+// without extractable code. Shared by the evaluator and the gatekeeper so both judge alike.
+// Pure functions; any thread.
+#pragma once
+
+#include "env/task.hpp"
+#include "env/verdict.hpp"
+#include "messages/env_messages.hpp"
+
+#include <optional>
+#include <string>
+
+namespace leap::actors {
+
+// The verdict for a compile reply whose status is not "ok"; nullopt when the status means a
+// failure inside leap (internal_error, cancelled, ...), which is no verdict on the candidate.
+std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, const env::task_spec& task,
+                                               const std::string& backend);
+
+// `rejected` with the extractor's reason as feedback.
+env::verdict no_code_verdict(const std::string& task, const std::string& backend,
+                             const std::string& reason);
+
+} // namespace leap::actors

@@ -1,0 +1,164 @@
+#include "policy/generation_engine.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace leap::policy {
+
+struct generation_engine::impl {
+  struct queued {
+    std::uint64_t id;
+    generation_job job;
+    done_fn done;
+  };
+  mutable std::mutex mtx;
+  std::condition_variable cv;
+  std::deque<queued> queue;
+  bool stopping = false;
+  std::uint64_t next_id = 1;
+  std::int64_t version = 0;
+  std::shared_ptr<const std::string> image; // latest published weights (null = initial)
+  std::vector<std::thread> threads;
+
+  void run(unsigned worker, policy_model model) {
+    std::int64_t mine = 0;
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      mine = version;
+    }
+    for (;;) {
+      queued q;
+      std::shared_ptr<const std::string> img;
+      std::int64_t v = 0;
+      {
+        std::unique_lock<std::mutex> lk(mtx);
+        cv.wait(lk, [&] { return stopping || !queue.empty(); });
+        if (stopping)
+          return;
+        q = std::move(queue.front());
+        queue.pop_front();
+        img = image;
+        v = version;
+      }
+      if (v != mine && img) {
+        auto r = model.import_weights(*img);
+        if (!r) {
+          q.done(make_error("generator " + std::to_string(worker) + ": " + r.message()));
+          continue;
+        }
+        mine = v;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      generation_output out;
+      out.worker = worker;
+      out.policy_version = mine;
+      auto sp = q.job.sampling;
+      sp.group_size = q.job.samples_per_prompt;
+      result<void> status;
+      if (q.job.samples_per_prompt == 1 && q.job.prompts.size() > 1) {
+        auto r = model.sample_each(q.job.prompts, sp);
+        if (r)
+          out.samples = std::move(*r);
+        else
+          status = r.err();
+      } else {
+        for (std::size_t i = 0; i < q.job.prompts.size() && status.ok(); ++i) {
+          sp.seed = q.job.sampling.seed + i;
+          auto r = model.sample(q.job.prompts[i], sp);
+          if (!r) {
+            status = r.err();
+            break;
+          }
+          for (auto& s : *r)
+            out.samples.push_back(std::move(s));
+        }
+      }
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!status)
+        q.done(make_error("generator " + std::to_string(worker) + ": " + status.message()));
+      else
+        q.done(std::move(out));
+    }
+  }
+};
+
+result<std::unique_ptr<generation_engine>> generation_engine::create(const std::string& dir,
+                                                                     int workers,
+                                                                     std::int64_t version) {
+  std::unique_ptr<generation_engine> e(new generation_engine());
+  e->impl_ = std::make_unique<impl>();
+  e->impl_->version = version;
+  std::vector<policy_model> replicas;
+  for (int i = 0; i < std::max(1, workers); ++i) {
+    auto m = policy_model::load(dir);
+    if (!m)
+      return make_error("generator replica " + std::to_string(i) + ": " + m.message());
+    replicas.push_back(std::move(*m));
+  }
+  for (unsigned i = 0; i < replicas.size(); ++i)
+    e->impl_->threads.emplace_back([p = e->impl_.get(), i, m = std::move(replicas[i])]() mutable {
+      p->run(i, std::move(m));
+    });
+  return e;
+}
+
+generation_engine::~generation_engine() {
+  std::deque<impl::queued> left;
+  {
+    std::lock_guard<std::mutex> lk(impl_->mtx);
+    impl_->stopping = true;
+    left.swap(impl_->queue);
+  }
+  impl_->cv.notify_all();
+  for (auto& t : impl_->threads)
+    t.join();
+  for (auto& q : left)
+    q.done(make_error("the generators stopped"));
+}
+
+std::uint64_t generation_engine::submit(generation_job job, done_fn done) {
+  std::uint64_t id;
+  {
+    std::lock_guard<std::mutex> lk(impl_->mtx);
+    id = impl_->next_id++;
+    impl_->queue.push_back({id, std::move(job), std::move(done)});
+  }
+  impl_->cv.notify_one();
+  return id;
+}
+
+void generation_engine::cancel(std::uint64_t id) {
+  done_fn done;
+  {
+    std::lock_guard<std::mutex> lk(impl_->mtx);
+    for (auto it = impl_->queue.begin(); it != impl_->queue.end(); ++it)
+      if (it->id == id) {
+        done = std::move(it->done);
+        impl_->queue.erase(it);
+        break;
+      }
+  }
+  if (done)
+    done(make_error("cancelled before it started"));
+}
+
+void generation_engine::publish(std::int64_t version, std::string image) {
+  auto img = std::make_shared<const std::string>(std::move(image));
+  std::lock_guard<std::mutex> lk(impl_->mtx);
+  if (version > impl_->version) {
+    impl_->version = version;
+    impl_->image = std::move(img);
+  }
+}
+
+std::int64_t generation_engine::latest_version() const {
+  std::lock_guard<std::mutex> lk(impl_->mtx);
+  return impl_->version;
+}
+
+int generation_engine::workers() const { return static_cast<int>(impl_->threads.size()); }
+
+} // namespace leap::policy

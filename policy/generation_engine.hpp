@@ -1,0 +1,58 @@
+// The generators' compute: N worker threads, each holding its own policy replica, sampling jobs
+// from a shared queue. A job is a batch of prompts x samples per prompt; its result carries the
+// policy version that produced it. publish() hands a new version (a safetensors image) to every
+// replica: each worker swaps it in between jobs, never during one. No CAF or LibTorch here: the
+// generator pool actor (actors/generator_pool.cpp) drives it. Thread-safe: submit, cancel and
+// publish from any thread; `done` runs on a worker thread.
+#pragma once
+
+#include "common/result.hpp"
+#include "policy/policy_model.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace leap::policy {
+
+struct generation_job {
+  std::vector<std::vector<int>> prompts;
+  int samples_per_prompt = 1;
+  group_sampling sampling;     // group_size is taken from samples_per_prompt
+};
+
+struct generation_output {
+  std::vector<sampled> samples; // samples[i * samples_per_prompt + j] is of prompts[i]
+  std::int64_t policy_version = 0;
+  double seconds = 0;
+  unsigned worker = 0;
+};
+
+class generation_engine {
+public:
+  // Loads `workers` replicas from a checkpoint directory, at `version`.
+  static result<std::unique_ptr<generation_engine>> create(const std::string& checkpoint_dir,
+                                                           int workers, std::int64_t version);
+  ~generation_engine(); // stops the workers after their current job; queued jobs get an error
+  generation_engine(const generation_engine&) = delete;
+  generation_engine& operator=(const generation_engine&) = delete;
+
+  using done_fn = std::function<void(result<generation_output>)>;
+  // Queues a job; returns its id for cancel().
+  std::uint64_t submit(generation_job job, done_fn done);
+  // A queued job is dropped (its done gets an error); a running one finishes normally.
+  void cancel(std::uint64_t id);
+  void publish(std::int64_t version, std::string safetensors_image);
+  std::int64_t latest_version() const;
+  int workers() const;
+
+  struct impl;
+
+private:
+  generation_engine() = default;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace leap::policy

@@ -1,0 +1,232 @@
+// The RL half of the policy_model facade: GRPO optimizer steps for the learner, weight export
+// and import for publishing policy versions to the generators, reference policy for the KL.
+#include "policy/checkpoint.hpp"
+#include "policy/grpo_loss.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/policy_model_impl.hpp"
+#include "policy/safetensors.hpp"
+#include "policy/tensor_file.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace leap::policy {
+
+void policy_model::begin_rl(const rl_options& o) {
+  auto& m = *impl_->model;
+  impl_->opt = std::make_unique<torch::optim::AdamW>(
+    m.parameters(), torch::optim::AdamWOptions(o.lr).betas({0.9, 0.99}).weight_decay(o.weight_decay));
+}
+
+result<void> policy_model::restore_optimizer(const std::string& dir) {
+  if (!impl_->opt)
+    return make_error("restore_optimizer: call begin_rl first");
+  return load_optimizer_state(*impl_->opt, *impl_->model, dir);
+}
+
+result<void> policy_model::set_reference(const std::string& dir) {
+  auto d = load_model(dir);
+  if (!d)
+    return make_error("the KL reference policy: " + d.message());
+  if ((*d)->config().parameter_count() != config().parameter_count())
+    return make_error("the KL reference policy in " + dir + " has other dimensions than the policy");
+  (*d)->eval();
+  for (auto& p : (*d)->parameters())
+    p.set_requires_grad(false);
+  impl_->reference = *d;
+  return {};
+}
+
+namespace {
+
+// Log-probs of every next token: ids [B, T] -> [B, T-1] (position t predicts ids[:, t+1]).
+torch::Tensor next_token_logp(decoder_impl& m, const torch::Tensor& ids, const torch::Tensor& mask,
+                              double temperature) {
+  auto T = ids.size(1);
+  auto logits = m.forward(ids, mask).slice(1, 0, T - 1).to(torch::kFloat);  // [B, T-1, V]
+  if (temperature > 0 && temperature != 1.0)
+    logits = logits / temperature;
+  auto logp = torch::log_softmax(logits, -1);                                // [B, T-1, V]
+  return logp.gather(-1, ids.slice(1, 1, T).unsqueeze(-1)).squeeze(-1);      // [B, T-1]
+}
+
+} // namespace
+
+result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, const rl_options& o) {
+  try {
+    auto& m = *impl_->model;
+    if (!impl_->opt)
+      begin_rl(o);
+    if (o.kl_coef > 0 && !impl_->reference)
+      return make_error("grpo_step: kl_coef > 0 needs a reference policy (set_reference)");
+    for (auto& g : impl_->opt->param_groups())
+      static_cast<torch::optim::AdamWOptions&>(g.options()).lr(o.lr);
+    const auto& cfg = m.config();
+    std::vector<const rl_sequence*> seqs;
+    long long total_tokens = 0;
+    for (auto& s : batch) {
+      if (s.completion.empty() || s.prompt.empty())
+        continue;
+      if (s.old_logprobs.size() != s.completion.size())
+        return make_error("grpo_step: a sequence has " + std::to_string(s.old_logprobs.size())
+                          + " behaviour log-probs for " + std::to_string(s.completion.size())
+                          + " tokens");
+      if (static_cast<std::int64_t>(s.prompt.size() + s.completion.size()) > cfg.max_seq_len)
+        continue;
+      seqs.push_back(&s);
+      total_tokens += static_cast<long long>(s.completion.size());
+    }
+    rl_stats st;
+    if (seqs.empty())
+      return st;
+    grpo_loss_config lc;
+    lc.clip_low = o.clip_low;
+    lc.clip_high = o.clip_high;
+    lc.kl_coef = o.kl_coef;
+    lc.aggregation = o.dr_grpo ? loss_aggregation::dr_grpo : loss_aggregation::token_mean;
+    lc.dr_grpo_norm_tokens = o.dr_grpo_norm_tokens;
+    const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
+    const auto n = seqs.size();
+    const auto mb = static_cast<std::size_t>(std::max(1, o.micro_batch));
+    m.train();
+    impl_->opt->zero_grad();
+    double w_kl = 0, w_clip = 0, w_ratio = 0;
+    for (std::size_t first = 0; first < n; first += mb) {
+      auto last = std::min(n, first + mb);
+      auto B = static_cast<std::int64_t>(last - first);
+      std::int64_t T = 0;
+      long long mb_tokens = 0;
+      for (auto k = first; k < last; ++k) {
+        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(seqs[k]->prompt.size() + seqs[k]->completion.size()));
+        mb_tokens += static_cast<long long>(seqs[k]->completion.size());
+      }
+      auto ids = torch::full({B, T}, pad, torch::kLong);           // [B, T]
+      auto mask = torch::zeros({B, T}, torch::kLong);              // [B, T] 1 = token
+      auto cmask = torch::zeros({B, T - 1}, torch::kFloat);        // [B, T-1] 1 = completion target
+      auto old_lp = torch::zeros({B, T - 1}, torch::kFloat);       // [B, T-1]
+      auto adv = torch::zeros({B, T - 1}, torch::kFloat);          // [B, T-1]
+      auto ids_a = ids.accessor<std::int64_t, 2>();
+      auto mask_a = mask.accessor<std::int64_t, 2>();
+      auto cm_a = cmask.accessor<float, 2>();
+      auto old_a = old_lp.accessor<float, 2>();
+      auto adv_a = adv.accessor<float, 2>();
+      for (std::int64_t b = 0; b < B; ++b) {
+        const auto& s = *seqs[first + static_cast<std::size_t>(b)];
+        std::int64_t t = 0;
+        for (int id : s.prompt) {
+          ids_a[b][t] = id;
+          mask_a[b][t++] = 1;
+        }
+        for (std::size_t k = 0; k < s.completion.size(); ++k) {
+          ids_a[b][t] = s.completion[k];
+          mask_a[b][t] = 1;
+          cm_a[b][t - 1] = 1;
+          old_a[b][t - 1] = s.old_logprobs[k];
+          adv_a[b][t - 1] = static_cast<float>(s.advantage);
+          ++t;
+        }
+      }
+      auto logp = next_token_logp(m, ids, mask, o.temperature);  // [B, T-1]
+      torch::Tensor ref_lp;
+      if (o.kl_coef > 0) {
+        torch::NoGradGuard ng;
+        ref_lp = next_token_logp(*impl_->reference, ids, mask, o.temperature);  // [B, T-1]
+      }
+      auto out = grpo_loss(logp, old_lp, ref_lp, adv, cmask, lc);
+      // Weights that turn the micro-batch aggregate into its share of the whole batch's.
+      double w = o.dr_grpo ? static_cast<double>(B) / static_cast<double>(n)
+                           : static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
+      (out.loss * w).backward();
+      st.loss += out.loss.item<double>() * w;
+      st.pg_loss += out.pg_loss * w;
+      double tw = static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
+      w_kl += out.kl * tw;
+      w_clip += out.clip_fraction * tw;
+      w_ratio += out.ratio_mean * tw;
+    }
+    auto params = m.parameters();
+    double norm = 0;
+    if (o.grad_clip > 0) {
+      norm = torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
+    } else {
+      for (auto& p : params)
+        if (p.grad().defined())
+          norm += p.grad().pow(2).sum().item<double>();
+      norm = std::sqrt(norm);
+    }
+    impl_->opt->step();
+    ++impl_->step;
+    m.eval();
+    st.kl = w_kl;
+    st.clip_fraction = w_clip;
+    st.ratio_mean = w_ratio;
+    st.grad_norm = norm;
+    st.tokens = total_tokens;
+    st.sequences = static_cast<int>(n);
+    return st;
+  } catch (const c10::Error& e) {
+    return make_error(std::string("grpo_step: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return make_error(std::string("grpo_step: ") + e.what());
+  }
+}
+
+result<std::string> policy_model::export_weights() const {
+  try {
+    std::vector<torch::Tensor> keep;
+    std::vector<st_tensor_view> views;
+    for (const auto& p : impl_->model->named_parameters()) {
+      auto c = p.value().detach().to(torch::kCPU).to(torch::kFloat).contiguous();
+      keep.push_back(c);
+      views.push_back({p.key(), st_dtype::f32, c.sizes().vec(), c.data_ptr(),
+                       static_cast<std::size_t>(c.nbytes())});
+    }
+    return serialize_safetensors(views, {{"format", "pt"}});
+  } catch (const c10::Error& e) {
+    return make_error(std::string("export_weights: ") + e.what_without_backtrace());
+  }
+}
+
+result<void> policy_model::import_weights(const std::string& image) {
+  auto file = st_file::parse(image, "published weights");
+  if (!file)
+    return file.err();
+  auto tensors = tensors_from_file(*file);
+  if (!tensors)
+    return tensors.err();
+  try {
+    torch::NoGradGuard ng;
+    auto params = impl_->model->named_parameters();
+    for (auto& p : params) {
+      auto it = tensors->find(p.key());
+      if (it == tensors->end() || it->second.sizes() != p.value().sizes())
+        return make_error("published weights do not match the model at '" + p.key() + "'");
+    }
+    for (auto& p : params)
+      p.value().copy_(tensors->at(p.key()));
+    return {};
+  } catch (const c10::Error& e) {
+    return make_error(std::string("import_weights: ") + e.what_without_backtrace());
+  }
+}
+
+result<void> policy_model::save_with_state(const std::string& dir,
+                                           const std::string& tokenizer_json_path,
+                                           std::int64_t step, std::int64_t policy_version,
+                                           const std::string& extra_json) const {
+  checkpoint_save_options o;
+  o.optimizer = impl_->opt.get();
+  o.state.step = step;
+  o.state.policy_version = policy_version;
+  o.tokenizer_json_path = tokenizer_json_path;
+  try {
+    o.state.extra = nlohmann::json::parse(extra_json.empty() ? "{}" : extra_json);
+  } catch (const std::exception& e) {
+    return make_error(std::string("save: the trainer state is not JSON: ") + e.what());
+  }
+  return save_checkpoint(dir, *impl_->model, o);
+}
+
+} // namespace leap::policy

@@ -1,0 +1,172 @@
+#include "runtime/train_pipeline.hpp"
+
+#include "actors/compiler_pool.hpp"
+#include "actors/executor_pool.hpp"
+#include "actors/gatekeeper.hpp"
+#include "actors/generator_pool.hpp"
+#include "actors/judge.hpp"
+#include "actors/learner.hpp"
+#include "actors/trainer.hpp"
+#include "messages/interfaces.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/prompt.hpp"
+#include "policy/special_tokens.hpp"
+#include "policy/tokenizer.hpp"
+#include "runtime/policy_io.hpp"
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace leap::runtime {
+
+namespace {
+
+algo::estimator_config estimator_of(const config::train_section& t) {
+  algo::estimator_config e;
+  algo::parse_estimator(t.estimator, e.kind);
+  e.gamma = t.gamma;
+  e.tournament.speedup_margin = t.speedup_margin;
+  e.tournament.tokens_margin = t.tokens_margin;
+  return e;
+}
+
+} // namespace
+
+result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
+  const auto& cfg = svc.cfg;
+  const auto& tc = cfg.train;
+  auto tok_r = policy::tokenizer::load(setup.tokenizer_path);
+  if (!tok_r)
+    return tok_r.err();
+  auto tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));
+  auto model_r = policy::policy_model::load(setup.start_checkpoint);
+  if (!model_r)
+    return model_r.err();
+  auto model = std::make_shared<policy::policy_model>(std::move(*model_r));
+  policy::rl_options rl;
+  rl.lr = cfg.learner.lr;
+  rl.weight_decay = cfg.learner.weight_decay;
+  rl.grad_clip = cfg.learner.grad_clip;
+  rl.clip_low = cfg.learner.clip_low;
+  rl.clip_high = cfg.learner.clip_high;
+  rl.kl_coef = cfg.learner.kl_coef;
+  rl.dr_grpo = cfg.learner.aggregation == "dr_grpo";
+  rl.dr_grpo_norm_tokens = tc.max_new_tokens;
+  rl.temperature = tc.temperature;
+  rl.micro_batch = cfg.learner.micro_batch;
+  model->begin_rl(rl);
+  if (setup.resume) {
+    if (auto r = model->restore_optimizer(setup.start_checkpoint); !r)
+      std::fprintf(stderr, "leap: the optimizer state was not restored (%s); AdamW starts fresh\n",
+                   r.message().c_str());
+  }
+  if (rl.kl_coef > 0)
+    if (auto r = model->set_reference(setup.reference_checkpoint); !r)
+      return r.err();
+  auto engine_r = policy::generation_engine::create(setup.start_checkpoint, tc.generators,
+                                                    setup.start_step);
+  if (!engine_r)
+    return engine_r.err();
+  std::shared_ptr<policy::generation_engine> engine = std::move(*engine_r);
+  const int max_len = static_cast<int>(model->config().max_seq_len);
+  const int eos = tok->token_id(policy::special::eos);
+
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool done = false;
+  std::string outcome;
+  {
+    caf::actor_system_config sys_cfg;
+    msg::register_message_types(sys_cfg);
+    caf::actor_system sys{sys_cfg};
+    auto compilers = actors::spawn_compiler_pool(sys, static_cast<std::size_t>(cfg.compiler.workers),
+                                                 svc.compiler, svc.tasks);
+    auto executors = actors::spawn_executor_pool(sys, static_cast<std::size_t>(cfg.executor.workers),
+                                                 svc.executor, svc.tasks);
+    auto generators = actors::spawn_generator_pool(sys, engine);
+    auto sink = actors::spawn_weights_sink(sys, engine);
+    actors::learner_options lo;
+    lo.batch_groups = tc.batch_groups;
+    lo.max_turns = tc.max_turns;
+    lo.rl = rl;
+    lo.start_step = setup.start_step;
+    lo.tokenizer_json_path = setup.tokenizer_path;
+    lo.progress = setup.progress;
+    lo.task_count = setup.tasks.size();
+    auto learner = actors::spawn_learner(sys, model, lo, sink);
+    auto judge = actors::spawn_judge(sys, estimator_of(tc), learner);
+    actors::gatekeeper_options go;
+    go.group_size = tc.group_size;
+    go.max_turns = tc.max_turns;
+    go.dcp.t_min = tc.dcp_t_min;
+    go.dcp.t_max = tc.dcp_t_max;
+    go.dcp.fractional = tc.dcp_fractional;
+    go.dcp.enabled = tc.dcp;
+    go.sync = tc.mode == "sync";
+    go.temperature = tc.temperature;
+    go.top_p = tc.top_p;
+    go.max_new_tokens = tc.max_new_tokens;
+    go.seed = tc.seed;
+    go.backend = svc.backend;
+    go.max_seq_len = max_len;
+    go.eos_id = eos;
+    go.generators = engine->workers();
+    go.compilers = cfg.compiler.workers;
+    go.executors = cfg.executor.workers;
+    auto tasks = svc.tasks;
+    go.encode_prompt = [tok, tasks](const std::string& task, const std::vector<std::string>& codes,
+                                    const std::vector<std::string>& feedbacks) {
+      std::vector<policy::turn_record> history;
+      for (std::size_t i = 0; i < codes.size(); ++i)
+        history.push_back({codes[i], feedbacks[i]});
+      return tok->encode(policy::render_prompt(view_of(tasks->at(task)), history), true);
+    };
+    go.decode = [tok](const std::vector<int>& ids) { return tok->decode(ids); };
+    auto gk = actors::spawn_gatekeeper(sys, go, svc.tasks, generators, compilers, executors, judge);
+    actors::trainer_options to;
+    to.batch_groups = tc.batch_groups;
+    to.steps = tc.steps;
+    to.max_staleness = go.sync ? 0 : tc.max_staleness;
+    to.sync = go.sync;
+    to.checkpoint_every = tc.checkpoint_every;
+    to.tasks = setup.tasks;
+    to.seed = tc.seed;
+    to.start_step = setup.start_step;
+    to.progress = setup.progress;
+    to.checkpoint_dir = setup.checkpoint_out;
+    to.extra_json = setup.extra_json;
+    to.on_report = setup.on_report;
+    to.on_saved = setup.on_saved;
+    to.on_done = [&](const std::string& why) {
+      std::lock_guard<std::mutex> lk(mtx);
+      done = true;
+      outcome = why;
+      cv.notify_all();
+    };
+    auto trainer = actors::spawn_trainer(sys, to, gk, learner);
+    bool stop_sent = false;
+    {
+      std::unique_lock<std::mutex> lk(mtx);
+      while (!done) {
+        cv.wait_for(lk, std::chrono::milliseconds(100));
+        if (!done && !stop_sent && setup.stop && setup.stop->load()) {
+          stop_sent = true;
+          caf::anon_send(trainer, msg::stop_atom_v);
+        }
+      }
+    }
+    for (auto* a : {&trainer, &gk, &judge, &learner, &sink})
+      caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(generators, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(compilers, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(executors, caf::exit_reason::user_shutdown);
+  } // the actor system waits for its actors here
+  engine.reset();
+  return outcome;
+}
+
+} // namespace leap::runtime

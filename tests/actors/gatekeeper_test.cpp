@@ -1,0 +1,209 @@
+// The DCP gatekeeper with the real compiler and executor pools (nvcc + the CPU emulation) and a
+// scripted generator pool (a test double with the generator pool's typed interface that answers
+// with fixed kernels, so the verdicts are known in advance):
+//  - a group pruned as easy cancels its stragglers at once: a compile still queued never runs;
+//  - the early DCP decision starts turn 2 before the group's last turn-1 verdict is in.
+#include "actors/compiler_pool.hpp"
+#include "actors/executor_pool.hpp"
+#include "actors/gatekeeper.hpp"
+#include "common/fs.hpp"
+#include "messages/interfaces.hpp"
+#include "runtime/services.hpp"
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace leap;
+
+namespace {
+
+std::string candidate(const std::string& name) {
+  auto text = read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/" + name);
+  EXPECT_TRUE(text.ok()) << name;
+  return text ? *text : std::string();
+}
+
+// A source nobody compiled before (a fresh comment changes its content address).
+std::string uncached(const std::string& src) {
+  return "// nonce " + std::to_string(os_random_u64()) + "\n" + src;
+}
+
+std::vector<int> bytes_of(const std::string& s) {
+  return std::vector<int>(s.begin(), s.end());
+}
+
+struct script {
+  std::vector<std::string> turn1; // one completion per attempt, in order
+  std::string later;              // every later-turn completion
+};
+
+msg::generator_pool_actor::behavior_type scripted_generators(msg::generator_pool_actor::pointer,
+                                                             std::shared_ptr<script> sc) {
+  return {
+    [sc](msg::generate_atom, msg::generate_request& r) -> msg::generate_reply {
+      msg::generate_reply rep;
+      rep.id = r.id;
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < r.prompts.size(); ++i)
+        for (int j = 0; j < r.samples_per_prompt; ++j, ++k) {
+          auto text = "```cuda\n" + (r.samples_per_prompt > 1 ? sc->turn1.at(k) : sc->later) + "```";
+          auto ids = bytes_of(text);
+          rep.samples.push_back({ids, std::vector<float>(ids.size(), -0.5f), "eos"});
+        }
+      return rep;
+    },
+    [](msg::cancel_atom, std::uint64_t) {},
+    [](msg::stats_atom) { return msg::pool_stats{}; },
+    [](msg::crash_atom, std::uint32_t) {},
+  };
+}
+
+struct gatekeeper_fixture : ::testing::Test {
+  std::unique_ptr<runtime::services> svc;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  msg::compiler_pool_actor compilers;
+  msg::executor_pool_actor executors;
+
+  void start(int compile_workers) {
+    auto c = config::defaults();
+    ASSERT_TRUE(config::apply_override(c, "environment.backend=cpu").ok());
+    c.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+    c.compiler.workers = compile_workers;
+    c.executor.workers = 2;
+    c.executor.trials = 1;
+    auto s = runtime::make_services(c);
+    ASSERT_TRUE(s.ok()) << s.message();
+    svc = std::move(*s);
+    msg::register_message_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    compilers = actors::spawn_compiler_pool(*sys, static_cast<std::size_t>(compile_workers),
+                                            svc->compiler, svc->tasks);
+    executors = actors::spawn_executor_pool(*sys, 2, svc->executor, svc->tasks);
+  }
+
+  // Builds sources into the cache first, so the test controls which compiles are slow.
+  void prewarm(const std::vector<std::pair<std::string, bool>>& sources) {
+    caf::scoped_actor self{*sys};
+    std::uint64_t id = 1000000;
+    for (auto& [src, ref] : sources)
+      self->request(compilers, std::chrono::minutes(5), msg::compile_atom_v,
+                    msg::compile_request{id++, "vector_add", src, "cpu", ref})
+        .receive([](msg::compile_reply&) {}, [](caf::error& e) { FAIL() << caf::to_string(e); });
+  }
+
+  msg::group_result run_group(std::shared_ptr<script> sc, int group_size, int max_turns,
+                              algo::dcp_config dcp = {}) {
+    caf::scoped_actor self{*sys};
+    auto gen = sys->spawn(scripted_generators, sc);
+    actors::gatekeeper_options o;
+    o.group_size = group_size;
+    o.max_turns = max_turns;
+    o.dcp = dcp;
+    o.backend = "cpu";
+    o.encode_prompt = [](const std::string& task, const std::vector<std::string>& codes,
+                         const std::vector<std::string>&) {
+      return bytes_of(task + " turn " + std::to_string(codes.size() + 1));
+    };
+    o.decode = [](const std::vector<int>& ids) { return std::string(ids.begin(), ids.end()); };
+    auto gk = actors::spawn_gatekeeper(*sys, o, svc->tasks, gen, compilers, executors,
+                                       caf::actor_cast<caf::actor>(self));
+    self->send(gk, msg::group_atom_v, msg::group_start{1, "vector_add", 0, 0});
+    msg::group_result out;
+    self->receive([&](msg::finished_atom, msg::group_result& r) { out = std::move(r); },
+                  caf::after(std::chrono::minutes(5)) >> [] { FAIL() << "no group result"; });
+    self->send_exit(gk, caf::exit_reason::user_shutdown);
+    self->send_exit(gen, caf::exit_reason::user_shutdown);
+    return out;
+  }
+
+  msg::pool_stats compile_stats() {
+    caf::scoped_actor self{*sys};
+    msg::pool_stats s;
+    self->request(compilers, std::chrono::seconds(10), msg::stats_atom_v)
+      .receive([&](msg::pool_stats& r) { s = r; }, [](caf::error&) {});
+    return s;
+  }
+
+  void TearDown() override {
+    if (sys) {
+      caf::anon_send_exit(compilers, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(executors, caf::exit_reason::user_shutdown);
+      sys.reset();
+    }
+  }
+};
+
+} // namespace
+
+TEST_F(gatekeeper_fixture, PrunedGroupCancelsItsStragglersAndTheirQueuedCompilesNeverRun) {
+  start(1); // one compiler: the stragglers' compiles queue behind each other
+  auto bad = candidate("compile_error.cu");
+  auto good = candidate("grid_stride.cu");
+  prewarm({{bad, false}, {svc->tasks->at("vector_add").reference_source, true}});
+  auto before = compile_stats();
+  // G = 8, DCP debugging only groups with 4 <= N_fail <= 4: five cached compile errors make the
+  // group certainly hopeless (N_fail >= 5) while three never-compiled candidates behind them are
+  // compiling (one, on the single compiler) or queued (two).
+  auto sc = std::make_shared<script>();
+  for (int i = 0; i < 5; ++i)
+    sc->turn1.push_back(bad);
+  for (int i = 0; i < 3; ++i)
+    sc->turn1.push_back(uncached(good));
+  sc->later = good;
+  algo::dcp_config dcp;
+  dcp.t_min = 0.5;
+  dcp.t_max = 0.5;
+  auto r = run_group(sc, 8, 3, dcp);
+  EXPECT_EQ(r.dcp, "prune_hopeless");
+  EXPECT_FALSE(r.activated);
+  EXPECT_EQ(r.cancelled, 3u);
+  ASSERT_EQ(r.trajectories.size(), 8u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].solved_turn, 0) << i;
+    EXPECT_FALSE(r.trajectories[static_cast<std::size_t>(i)].cancelled) << i;
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].turns.size(), 1u) << i;
+  }
+  for (int i = 5; i < 8; ++i)
+    EXPECT_TRUE(r.trajectories[static_cast<std::size_t>(i)].cancelled) << i;
+  EXPECT_EQ(r.cache_hits, 5u);
+  EXPECT_EQ(r.compiles, 0u);
+  auto after = compile_stats();
+  // Five hits and the reference ran; of the three stragglers at most the one already running
+  // completed (killed): the queued ones were taken out of the queue and never started.
+  EXPECT_LE(after.completed - before.completed, 6u + 1u);
+  EXPECT_GE(after.cancelled - before.cancelled, 2u);
+}
+
+TEST_F(gatekeeper_fixture, EarlyDecisionStartsTurnTwoBeforeTheLastTurnOneVerdict) {
+  start(2);
+  auto bad = candidate("compile_error.cu");
+  auto good = candidate("grid_stride.cu");
+  prewarm({{bad, false}, {good, false}, {svc->tasks->at("vector_add").reference_source, true}});
+  // G = 4, paper DCP: two fast compile errors make N_fail >= 2 certain; two slow, never compiled
+  // candidates are still in flight when the failed attempts are sent to turn 2.
+  auto sc = std::make_shared<script>();
+  sc->turn1 = {bad, bad, uncached(good), uncached(good)};
+  sc->later = good;
+  auto r = run_group(sc, 4, 2);
+  EXPECT_EQ(r.dcp, "expand");
+  EXPECT_TRUE(r.activated);
+  EXPECT_EQ(r.cancelled, 0u);
+  ASSERT_EQ(r.trajectories.size(), 4u);
+  EXPECT_EQ(r.trajectories[0].solved_turn, 2);
+  EXPECT_EQ(r.trajectories[1].solved_turn, 2);
+  EXPECT_EQ(r.trajectories[2].solved_turn, 1);
+  EXPECT_EQ(r.trajectories[3].solved_turn, 1);
+  double first_turn2 = 1e9, last_turn1 = 0;
+  for (auto& t : r.trajectories) {
+    ASSERT_FALSE(t.turns.empty());
+    last_turn1 = std::max(last_turn1, t.turns[0].t_verdict);
+    if (t.turns.size() > 1)
+      first_turn2 = std::min(first_turn2, t.turns[1].t_generated);
+  }
+  EXPECT_LT(first_turn2, last_turn1) << "turn 2 waited for the whole group";
+  EXPECT_EQ(r.compiles_later_turns, 2u);
+  EXPECT_EQ(r.trajectories[0].turns[0].status, "compile_error");
+}
