@@ -80,7 +80,8 @@ nlohmann::json report_json(const msg::step_report& r, double step_seconds, doubl
                         {"util_compile", r.util_compile},
                         {"util_execute", r.util_execute},
                         {"policy_version", r.policy_version},
-                        {"tasks", r.tasks}};
+                        {"tasks", r.tasks},
+                        {"epochs", r.epochs}};
 }
 
 } // namespace
