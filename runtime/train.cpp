@@ -143,10 +143,16 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     }
     std::printf("resuming at step %lld from %s\n", static_cast<long long>(setup.start_step), ck_dir.c_str());
   } else {
-    if (is_checkpoint(ck_dir) || fs::exists(metrics_path)) {
+    if (is_checkpoint(ck_dir)) {
       std::fprintf(stderr, "leap train: %s already holds a run; continue it with --resume or "
                            "choose another --out\n", out_dir.c_str());
       return 2;
+    }
+    if (fs::exists(metrics_path)) {
+      // A run that ended before its first checkpoint: nothing to continue, start over.
+      std::printf("%s has no checkpoint: its metrics.jsonl is from a run that saved nothing; "
+                  "starting over\n", out_dir.c_str());
+      fs::remove(metrics_path, ec);
     }
     if (!is_checkpoint(warm)) {
       if (!tc.warm_start.empty()) {
