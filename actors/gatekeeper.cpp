@@ -183,9 +183,9 @@ struct gk_state {
       enter(stage_generate);
       self->request(gen, opts.generate_timeout, msg::generate_atom_v, std::move(req))
         .then(
-          [this, gid, idxs, per_prompt](msg::generate_reply& r) {
+          [this, gid, idxs](msg::generate_reply& r) {
             leave(stage_generate);
-            on_generated(gid, idxs, per_prompt, r);
+            on_generated(gid, idxs, r);
             replied();
           },
           [this, gid, idxs](caf::error& e) {
@@ -198,9 +198,9 @@ struct gk_state {
     });
   }
 
-  void on_generated(std::uint64_t gid, const std::vector<std::size_t>& idxs, int per_prompt,
+  // samples[k] belongs to attempt idxs[k] (one prompt x G on turn 1, a prompt each later).
+  void on_generated(std::uint64_t gid, const std::vector<std::size_t>& idxs,
                     msg::generate_reply& r) {
-    // idxs are the attempts in order: per_prompt > 1 means one prompt for all of them.
     for (std::size_t k = 0; k < r.samples.size() && k < idxs.size(); ++k) {
       auto a = idxs[k];
       auto* at = alive(gid, a);
@@ -227,7 +227,6 @@ struct gk_state {
       }
       compile(gid, a);
     }
-    (void)per_prompt;
   }
 
   void compile(std::uint64_t gid, std::size_t a) {

@@ -38,19 +38,12 @@ caf::behavior judge(caf::event_based_actor* self, algo::estimator_config cfg, ca
       sg.advantages.resize(g.trajectories.size());
       if (!group.empty()) {
         auto adv = algo::advantages(group, cfg);
-        std::vector<double> rewards;
-        if (cfg.kind == algo::estimator::rank) {
-          std::vector<algo::trajectory_outcome> outcomes;
-          for (auto& t : group)
-            outcomes.push_back(t.outcome);
-          rewards = algo::play(outcomes, cfg.tournament).rewards;
-        } else {
-          for (auto& t : group)
-            rewards.push_back(algo::trajectory_reward(t));
-        }
         for (std::size_t k = 0; k < group.size(); ++k) {
           sg.advantages[where[k]] = adv[k];
-          sg.rewards[where[k]] = rewards[k];
+          // rank: every turn's advantage is the tournament reward (algo::advantages).
+          sg.rewards[where[k]] = cfg.kind == algo::estimator::rank
+                                   ? adv[k].front()
+                                   : algo::trajectory_reward(group[k]);
         }
       }
       sg.group = std::move(g);
