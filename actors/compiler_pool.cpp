@@ -4,9 +4,23 @@
 
 namespace leap::actors {
 
+msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r) {
+  msg::compile_reply rep;
+  rep.id = id;
+  rep.status = env::to_string(r.st);
+  rep.executable = r.executable;
+  rep.diagnostics = r.diagnostics;
+  rep.stage = r.stage;
+  rep.seconds = r.seconds;
+  rep.cached = r.cached;
+  rep.key = r.key;
+  return rep;
+}
+
 msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::compiler> comp,
-                                             std::shared_ptr<const task_catalog> tasks) {
+                                             std::shared_ptr<const task_catalog> tasks,
+                                             std::shared_ptr<job_trace> trace) {
   using runner_t = job_runner<msg::compile_request, msg::compile_reply>;
   auto runner = std::make_shared<runner_t>();
   runner->start = [comp, tasks](const msg::compile_request& req,
@@ -19,16 +33,7 @@ msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t
     env::build_request br{req.source, req.backend, req.reference};
     auto id = req.id;
     auto h = comp->start(t->second, br, [done, id](env::build_result r) {
-      msg::compile_reply rep;
-      rep.id = id;
-      rep.status = env::to_string(r.st);
-      rep.executable = r.executable;
-      rep.diagnostics = r.diagnostics;
-      rep.stage = r.stage;
-      rep.seconds = r.seconds;
-      rep.cached = r.cached;
-      rep.key = r.key;
-      done(std::move(rep), "");
+      done(compile_reply_of(id, r), "");
     });
     return [comp, h] { comp->cancel(h); };
   };
@@ -38,6 +43,7 @@ msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t
     if (r.status == "emulation_unsupported")
       ++s.emulation_unsupported;
   };
+  runner->trace = std::move(trace);
   return sys.spawn(supervised_pool<msg::compile_atom, msg::compile_request, msg::compile_reply>,
                    std::string("compiler_pool"), workers, runner);
 }

@@ -3,6 +3,7 @@
 // send it compile requests through msg::compiler_pool_actor.
 #pragma once
 
+#include "actors/job_trace.hpp"
 #include "env/compiler.hpp"
 #include "messages/interfaces.hpp"
 
@@ -18,8 +19,12 @@ namespace leap::actors {
 
 using task_catalog = std::map<std::string, env::task_spec>;
 
+// The reply for job `id` from the compiler's result (shared with the benchmark's pools).
+msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r);
+
 msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::compiler> comp,
-                                             std::shared_ptr<const task_catalog> tasks);
+                                             std::shared_ptr<const task_catalog> tasks,
+                                             std::shared_ptr<job_trace> trace = nullptr);
 
 } // namespace leap::actors

@@ -6,7 +6,8 @@ namespace leap::actors {
 
 msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::executor> exec,
-                                             std::shared_ptr<const task_catalog> tasks) {
+                                             std::shared_ptr<const task_catalog> tasks,
+                                             std::shared_ptr<job_trace> trace) {
   using runner_t = job_runner<msg::exec_request, msg::exec_reply>;
   auto runner = std::make_shared<runner_t>();
   runner->start = [exec, tasks](const msg::exec_request& req,
@@ -34,6 +35,7 @@ msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t
   };
   // Cancellations are counted by the pool when it forwards them.
   runner->count = [](const msg::exec_reply&, msg::pool_stats&) {};
+  runner->trace = std::move(trace);
   return sys.spawn(supervised_pool<msg::exec_atom, msg::exec_request, msg::exec_reply>,
                    std::string("executor_pool"), workers, runner);
 }

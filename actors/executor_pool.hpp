@@ -10,6 +10,7 @@ namespace leap::actors {
 
 msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::executor> exec,
-                                             std::shared_ptr<const task_catalog> tasks);
+                                             std::shared_ptr<const task_catalog> tasks,
+                                             std::shared_ptr<job_trace> trace = nullptr);
 
 } // namespace leap::actors

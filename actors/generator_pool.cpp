@@ -6,7 +6,8 @@
 namespace leap::actors {
 
 msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
-                                               std::shared_ptr<policy::generation_engine> engine) {
+                                               std::shared_ptr<policy::generation_engine> engine,
+                                               std::shared_ptr<job_trace> trace) {
   using runner_t = job_runner<msg::generate_request, msg::generate_reply>;
   auto runner = std::make_shared<runner_t>();
   runner->start = [engine](const msg::generate_request& req,
@@ -40,6 +41,7 @@ msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
     };
   };
   runner->count = [](const msg::generate_reply&, msg::pool_stats&) {};
+  runner->trace = std::move(trace);
   return sys.spawn(supervised_pool<msg::generate_atom, msg::generate_request, msg::generate_reply>,
                    std::string("generator_pool"), static_cast<std::size_t>(engine->workers()),
                    runner);

@@ -6,6 +6,7 @@
 // Spawned by runtime/.
 #pragma once
 
+#include "actors/job_trace.hpp"
 #include "messages/interfaces.hpp"
 
 #include <caf/fwd.hpp>
@@ -19,7 +20,8 @@ class generation_engine;
 namespace leap::actors {
 
 msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
-                                               std::shared_ptr<policy::generation_engine> engine);
+                                               std::shared_ptr<policy::generation_engine> engine,
+                                               std::shared_ptr<job_trace> trace = nullptr);
 
 caf::actor spawn_weights_sink(caf::actor_system& sys,
                               std::shared_ptr<policy::generation_engine> engine);

@@ -1,6 +1,6 @@
 #include "actors/learner.hpp"
 
-#include "algo/metrics.hpp"
+#include "actors/step_summary.hpp"
 #include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
@@ -23,19 +23,15 @@ struct learner_state {
 
 msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups) {
   auto t0 = std::chrono::steady_clock::now();
-  msg::step_report rep;
+  msg::step_report rep = summarize_step(groups, st.opts.progress, st.opts.task_count);
   std::vector<policy::rl_sequence> batch;
-  std::vector<algo::group_record> records;
   std::int64_t oldest = st.step;
   for (auto& sg : groups) {
     auto& g = sg.group;
-    algo::group_record rec;
-    rec.activated = g.activated;
     for (std::size_t i = 0; i < g.trajectories.size(); ++i) {
       auto& tr = g.trajectories[i];
       if (tr.cancelled || tr.turns.empty())
         continue;
-      rec.solved_turn.push_back(tr.solved_turn);
       for (std::size_t j = 0; j < tr.turns.size(); ++j) {
         auto& t = tr.turns[j];
         if (t.completion.empty())
@@ -45,23 +41,7 @@ msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups)
         batch.push_back({std::move(t.prompt), std::move(t.completion), std::move(t.logprobs), adv});
       }
     }
-    records.push_back(std::move(rec));
-    ++rep.groups;
-    rep.attempts += g.attempts;
-    rep.compiles += g.compiles;
-    rep.cache_hits += g.cache_hits;
-    rep.cancelled += g.cancelled;
-    rep.compiles_later_turns += g.compiles_later_turns;
-    rep.tasks.push_back(g.task);
-    rep.epochs.push_back(g.epoch);
-    st.opts.progress.mark(g.epoch, g.index, st.opts.task_count);
-    rep.indices.push_back(g.index);
   }
-  rep.acc_at_1 = algo::acc_at_k(records, 1);
-  rep.acc_at_2 = algo::acc_at_k(records, 2);
-  rep.acc_at_3 = algo::acc_at_k(records, 3);
-  rep.turns_per_pass = algo::turns_per_pass(records);
-  rep.activated_groups = algo::activated_fraction(records);
   rep.max_lag = static_cast<double>(st.step - oldest);
   bool any_signal = false;
   for (auto& s : batch)

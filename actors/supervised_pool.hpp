@@ -6,6 +6,7 @@
 // as a message. Included only by actors/*.cpp (it pulls in CAF).
 #pragma once
 
+#include "actors/job_trace.hpp"
 #include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
@@ -29,6 +30,8 @@ struct job_runner {
   std::function<cancel_fn(const Request&, done_fn)> start;
   // Classifies replies for the statistics.
   std::function<void(const Reply&, msg::pool_stats&)> count;
+  // Optional: records queueing, start and end of every job (benchmarks).
+  std::shared_ptr<job_trace> trace;
 };
 
 namespace detail {
@@ -193,6 +196,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       s.busy[slot] = true;
       s.running[id] = slot;
       s.inflight[id] = j;
+      if (s.runner->trace)
+        s.runner->trace->record(job_event::kind::started, id, static_cast<std::uint32_t>(slot));
       // The worker either replies, or dies (down_msg below takes the job over).
       self->request(s.workers[slot], caf::infinite, Atom::value, j->req)
         .then(
@@ -205,6 +210,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
             s.inflight.erase(it);
             s.running.erase(id);
             s.busy[slot] = false;
+            if (s.runner->trace)
+              s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
             ++s.stats.completed;
             s.runner->count(r, s.stats);
             job->rp.deliver(std::move(r));
@@ -218,6 +225,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
             auto job = it->second;
             s.inflight.erase(it);
             s.running.erase(id);
+            if (s.runner->trace)
+              s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
             if (e == caf::sec::request_receiver_down) {
               retry_or_fail(job); // the slot is freed when down_msg replaces the worker
             } else {
@@ -240,6 +249,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
           lost.push_back(id);
       for (auto id : lost) {
         s.running.erase(id);
+        if (s.runner->trace)
+          s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
         auto it = s.inflight.find(id);
         if (it != s.inflight.end()) {
           auto job = it->second;
@@ -257,6 +268,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
   return {
     [self, dispatch](Atom, Request req) -> caf::result<Reply> {
       auto rp = self->template make_response_promise<Reply>();
+      if (self->state.runner->trace)
+        self->state.runner->trace->record(job_event::kind::queued, req.id);
       self->state.queue.push_back(job_t{std::move(req), rp, 0});
       (*dispatch)();
       return rp;
@@ -266,6 +279,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
         if (it->req.id == id) {
           ++s.stats.cancelled;
+          if (s.runner->trace)
+            s.runner->trace->record(job_event::kind::withdrawn, id);
           it->rp.deliver(caf::make_error(caf::sec::runtime_error,
                                          s.name + ": job " + std::to_string(id)
                                            + " was cancelled before it started"));
