@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/quickstart.toml
 LEAP = $(BUILD)/leap
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench bench-pipeline clean
 
 all: build
 
@@ -32,8 +32,14 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
+# Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound
+# scenario (async vs sync vs DCP off; about 3 minutes).
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && "$$b"; done
+	$(LEAP) bench --config configs/bench/compile_bound.toml
+
+bench-pipeline: build
+	$(LEAP) bench --config configs/bench/compile_bound.toml
 
 clean:
 	rm -rf $(BUILD)

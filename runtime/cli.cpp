@@ -5,6 +5,7 @@
 #include "env/feedback.hpp"
 #include "leap/build_info.hpp"
 #include "policy/task_oracles.hpp"
+#include "runtime/bench.hpp"
 #include "runtime/config.hpp"
 #include "runtime/corpus_build.hpp"
 #include "runtime/eval.hpp"
@@ -50,6 +51,10 @@ commands:
                                            feedback; pass@1, Acc@1/2/3, per-task pass rates
   train --out DIR [--resume]               LEAP RL training (warm start from pretrain, made if
                                            missing); metrics.jsonl, checkpoints; Ctrl-C saves
+  bench --config configs/bench/S.toml [--json] [--out DIR] [--sweep AXIS=v1,v2 ...]
+                                           pipeline throughput: async vs sync vs DCP off on the
+                                           real actors, with latency models or real stages;
+                                           table, CSV, SVG timelines; --sweep: async over a grid
   config show                              print the effective configuration as TOML
   config defaults                          print every key with its default and meaning
   config docs                              print docs/config.md
@@ -89,7 +94,7 @@ int usage_error(const std::string& msg) {
 result<cli_args> parse_args(int argc, char** argv) {
   static const std::vector<std::string> with_value{"--config", "--set", "--task", "--source",
                                                    "--backend", "--out", "--seed",
-                                                   "--checkpoint"};
+                                                   "--checkpoint", "--sweep"};
   static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h", "--resume"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
@@ -301,6 +306,23 @@ int run_cli(int argc, char** argv) {
   if (a.has("--help") || a.words.empty()) {
     std::cout << usage_text;
     return a.words.empty() && !a.has("--help") ? exit_usage : exit_ok;
+  }
+  if (a.words[0] == "bench") {
+    // The scenario file has a [bench] section the ordinary config does not know: bench reads it.
+    bench_args b;
+    b.scenario_path = a.config_file;
+    b.sets = a.sets;
+    b.json = a.has("--json");
+    if (auto o = a.opt("--out"))
+      b.out_dir = *o;
+    if (auto it = a.opts.find("--sweep"); it != a.opts.end())
+      b.sweep = it->second;
+    for (std::size_t i = 1; i < a.words.size(); ++i) {
+      if (a.words[i].find('=') == std::string::npos || b.sweep.empty())
+        return usage_error("bench: unexpected argument '" + a.words[i] + "'");
+      b.sweep.push_back(a.words[i]); // --sweep a=1,2 b=3,4
+    }
+    return cmd_bench(b);
   }
   auto cfg = make_config(a);
   if (!cfg) {

@@ -274,7 +274,8 @@ bool operator==(const leap_config& a, const leap_config& b) {
 leap_config defaults() { return leap_config{}; }
 
 leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
-                                const std::string& source_name) {
+                                const std::string& source_name,
+                                const std::vector<std::string>& foreign_sections) {
   auto parsed = parse_toml(toml_text, source_name);
   if (!parsed) return parsed.err();
   const toml::table& root = *parsed;
@@ -282,6 +283,8 @@ leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
   leap_config work = cfg;
   std::vector<located_error> errs;
   for (auto&& [k, node] : root) {
+    if (std::find(foreign_sections.begin(), foreign_sections.end(), k.str()) != foreign_sections.end())
+      continue;
     auto p = key_position(k, node);
     const section_descriptor* sec = schema().find_section(k.str());
     if (!sec) {
@@ -324,13 +327,14 @@ leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
   return {};
 }
 
-leap::result<void> apply_file(leap_config& cfg, const std::string& path) {
+leap::result<void> apply_file(leap_config& cfg, const std::string& path,
+                              const std::vector<std::string>& foreign_sections) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open config file: " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return make_error(path + ": cannot read config file: " + std::strerror(errno));
-  return apply_string(cfg, text.str(), path);
+  return apply_string(cfg, text.str(), path, foreign_sections);
 }
 
 leap::result<leap_config> load_string(std::string_view toml_text, const std::string& source_name) {

@@ -176,10 +176,13 @@ leap::result<leap_config> load_file(const std::string& path);
 leap::result<leap_config> load_string(std::string_view toml_text, const std::string& source_name);
 
 // Layering: apply a file or TOML text on top of an existing config (keys absent stay as they are).
-// On error cfg is left unchanged.
-leap::result<void> apply_file(leap_config& cfg, const std::string& path);
+// On error cfg is left unchanged. `foreign_sections` names top-level tables another reader owns
+// (e.g. `leap bench`'s [bench]): they are skipped instead of being unknown sections.
+leap::result<void> apply_file(leap_config& cfg, const std::string& path,
+                              const std::vector<std::string>& foreign_sections = {});
 leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
-                                const std::string& source_name);
+                                const std::string& source_name,
+                                const std::vector<std::string>& foreign_sections = {});
 
 // Applies one command-line override "section.key=value" (value parsed according to the key's
 // type: ints, floats, true/false, strings with or without quotes, string lists as TOML arrays

@@ -4,6 +4,7 @@
 // checkpoint; and that a run killed with SIGKILL resumes losing at most one step, with no task
 // trained on twice within an epoch.
 #include "common/fs.hpp"
+#include "tests/runtime/tiny_warm_start.hpp"
 #include "common/strings.hpp"
 #include "runtime/pretrain.hpp"
 #include "runtime/train.hpp"
@@ -31,15 +32,9 @@ namespace fs = std::filesystem;
 using namespace leap;
 using namespace leap::runtime;
 
-namespace {
+using namespace leap::test;
 
-const std::vector<std::string> tiny = {
-  "environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
-  "train.tasks=[\"vector_add\", \"relu\"]", "policy.vocab_size=600", "policy.d_model=32",
-  "policy.n_layers=1", "policy.n_heads=2", "policy.n_kv_heads=1", "policy.d_ff=64",
-  // 150 SFT steps teach even this model the fenced-code format, so its samples reach nvcc.
-  "sft.max_steps=150", "sft.batch_sequences=4", "sft.lr=1e-2", "train.batch_groups=2",
-  "train.group_size=2", "train.max_new_tokens=160", "train.checkpoint_every=1", "executor.timeout_seconds=10"};
+namespace {
 
 std::vector<nlohmann::json> read_metrics(const std::string& path) {
   std::vector<nlohmann::json> out;
@@ -50,35 +45,6 @@ std::vector<nlohmann::json> read_metrics(const std::string& path) {
     if (!trim(line).empty())
       out.push_back(nlohmann::json::parse(line));
   return out;
-}
-
-// The warm start both tests share: made once by `leap pretrain`'s code, kept in the test cache.
-std::string warm_start() {
-  static std::string dir;
-  if (!dir.empty())
-    return dir;
-  auto cfg = config::defaults();
-  for (auto& s : tiny)
-    EXPECT_TRUE(config::apply_override(cfg, s).ok()) << s;
-  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
-  auto path = std::string(LEAP_TEST_CACHE_DIR) + "/train-e2e-warm-start";
-  // CTest runs the two tests in parallel processes: one makes the warm start, the other waits.
-  fs::create_directories(LEAP_TEST_CACHE_DIR);
-  int lock = ::open((path + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
-  EXPECT_GE(lock, 0);
-  ::flock(lock, LOCK_EX);
-  if (!fs::exists(path + "/model.safetensors")) {
-    auto svc = make_services(cfg);
-    EXPECT_TRUE(svc.ok()) << svc.message();
-    if (!svc)
-      return "";
-    auto p = pretrain(**svc, path, false);
-    EXPECT_TRUE(p.ok()) << p.message();
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  dir = path;
-  return dir;
 }
 
 nlohmann::json trainer_state(const std::string& ck) {

@@ -1,0 +1,267 @@
+#include "bench/pipeline/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace leap::bench {
+
+namespace {
+
+std::string f(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t w, bool right = true) {
+  if (s.size() >= w)
+    return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+const stage_figures* stage(const mode_figures& m, const std::string& name) {
+  for (auto& s : m.stages)
+    if (s.stage == name)
+      return &s;
+  return nullptr;
+}
+
+double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
+
+} // namespace
+
+const mode_figures* find_mode(const comparison& c, const std::string& mode) {
+  for (auto& m : c.modes)
+    if (m.mode == mode)
+      return &m;
+  return nullptr;
+}
+
+void derive(comparison& c) {
+  auto* a = find_mode(c, "async");
+  auto* s = find_mode(c, "sync");
+  auto* n = find_mode(c, "async_no_dcp");
+  if (a && c.bound.attempts_per_second > 0 && std::isfinite(c.bound.attempts_per_second))
+    c.fraction_of_bound = a->attempts_per_second / c.bound.attempts_per_second;
+  if (a && s && s->attempts_per_second > 0)
+    c.speedup_vs_sync = a->attempts_per_second / s->attempts_per_second;
+  if (a && n) {
+    c.compiles_avoided_by_dcp = static_cast<std::int64_t>(n->compiles_later_turns)
+                                - static_cast<std::int64_t>(a->compiles_later_turns);
+    c.dcp_multiturn_compile_reduction =
+      n->compiles_later_turns > 0
+        ? 1.0 - static_cast<double>(a->compiles_later_turns) / static_cast<double>(n->compiles_later_turns)
+        : 0.0;
+  }
+  if (a)
+    c.compiles_avoided_by_cancellation = a->compiles_cancelled;
+}
+
+std::string render_table(const comparison& c) {
+  std::ostringstream o;
+  o << "scenario " << c.scenario << ": " << c.shape << "\n\n";
+  o << pad("mode", 13, false) << pad("steps", 6) << pad("wall s", 9) << pad("attempts", 9)
+    << pad("att/s", 8) << pad("groups/s", 9) << pad("compiles", 9) << pad("turn>=2", 8)
+    << pad("cancel", 7) << pad("util gen/comp/exec/learn", 26) << pad("queue p50/p99 s: gen", 22)
+    << pad("compile", 14) << pad("execute", 14) << "\n";
+  for (auto& m : c.modes) {
+    std::string util, q[3];
+    const char* names[3] = {"generate", "compile", "execute"};
+    for (int i = 0; i < 3; ++i) {
+      auto* s = stage(m, names[i]);
+      util += (i ? "/" : "") + f("%.2f", s ? s->utilisation : 0.0);
+      q[i] = s ? f("%.2f", s->queue_p50) + "/" + f("%.2f", s->queue_p99) : "-";
+    }
+    util += "/" + f("%.2f", m.learner_busy);
+    o << pad(m.mode, 13, false) << pad(std::to_string(m.steps), 6) << pad(f("%.1f", m.wall_seconds), 9)
+      << pad(std::to_string(m.attempts), 9) << pad(f("%.2f", m.attempts_per_second), 8)
+      << pad(f("%.3f", m.groups_per_second), 9) << pad(std::to_string(m.compiles), 9)
+      << pad(std::to_string(m.compiles_later_turns), 8) << pad(std::to_string(m.compiles_cancelled), 7)
+      << pad(util, 26) << pad(q[0], 22) << pad(q[1], 14) << pad(q[2], 14) << "\n";
+  }
+  o << "\nanalytic bound " << f("%.3f", c.bound.attempts_per_second) << " attempts/s (";
+  for (std::size_t i = 0; i < c.bound.stages.size(); ++i) {
+    auto& s = c.bound.stages[i];
+    o << (i ? ", " : "") << s.stage << " " << f("%.3f", s.attempts_per_second)
+      << (s.measured ? " measured" : "");
+  }
+  o << "); bottleneck: " << c.bound.bottleneck << "\n";
+  if (auto* a = find_mode(c, "async")) {
+    o << "async: " << f("%.3f", a->attempts_per_second) << " attempts/s = "
+      << f("%.3f", c.fraction_of_bound) << " of the bound";
+    if (find_mode(c, "sync"))
+      o << ", " << f("%.2f", c.speedup_vs_sync) << "x sync";
+    o << "\n";
+  }
+  if (auto* n = find_mode(c, "async_no_dcp")) {
+    auto* a = find_mode(c, "async");
+    o << "DCP: compiles on turns >= 2 " << (a ? a->compiles_later_turns : 0) << " with DCP, "
+      << n->compiles_later_turns << " without: dcp_multiturn_compile_reduction "
+      << f("%.3f", c.dcp_multiturn_compile_reduction) << " (" << c.compiles_avoided_by_dcp
+      << " compiles avoided)\n";
+  }
+  o << "compile jobs cancelled when their group was pruned (async): "
+    << c.compiles_avoided_by_cancellation << "\n";
+  return o.str();
+}
+
+std::string render_csv(const comparison& c) {
+  std::ostringstream o;
+  o << "scenario,mode,steps,wall_seconds,attempts,groups,attempts_per_second,groups_per_second,"
+       "compiles,compiles_later_turns,compiles_cancelled,cancelled_attempts,cache_hits,"
+       "util_generate,util_compile,util_execute,util_learner,queue_p50_generate,queue_p99_generate,"
+       "queue_p50_compile,queue_p99_compile,queue_p50_execute,queue_p99_execute,acc_at_1,acc_at_3\n";
+  for (auto& m : c.modes) {
+    o << c.scenario << "," << m.mode << "," << m.steps << "," << f("%.4f", m.wall_seconds) << ","
+      << m.attempts << "," << m.groups << "," << f("%.4f", m.attempts_per_second) << ","
+      << f("%.5f", m.groups_per_second) << "," << m.compiles << "," << m.compiles_later_turns << ","
+      << m.compiles_cancelled << "," << m.cancelled_attempts << "," << m.cache_hits;
+    for (const char* n : {"generate", "compile", "execute"}) {
+      auto* s = stage(m, n);
+      o << "," << f("%.4f", s ? s->utilisation : 0.0);
+    }
+    o << "," << f("%.4f", m.learner_busy);
+    for (const char* n : {"generate", "compile", "execute"}) {
+      auto* s = stage(m, n);
+      o << "," << f("%.4f", s ? s->queue_p50 : 0.0) << "," << f("%.4f", s ? s->queue_p99 : 0.0);
+    }
+    o << "," << f("%.4f", m.acc_at_1) << "," << f("%.4f", m.acc_at_3) << "\n";
+  }
+  return o.str();
+}
+
+namespace {
+
+nlohmann::json mode_json(const mode_figures& m) {
+  nlohmann::json j;
+  j["steps"] = m.steps;
+  j["wall_seconds"] = m.wall_seconds;
+  j["attempts"] = m.attempts;
+  j["groups"] = m.groups;
+  j["attempts_per_second"] = m.attempts_per_second;
+  j["groups_per_second"] = m.groups_per_second;
+  j["compiles"] = m.compiles;
+  j["compiles_later_turns"] = m.compiles_later_turns;
+  j["compiles_cancelled"] = m.compiles_cancelled;
+  j["cancelled_attempts"] = m.cancelled_attempts;
+  j["cache_hits"] = m.cache_hits;
+  j["acc_at_1"] = m.acc_at_1;
+  j["acc_at_3"] = m.acc_at_3;
+  j["activated_groups"] = m.activated;
+  j["learner_utilisation"] = m.learner_busy;
+  for (auto& s : m.stages) {
+    nlohmann::json st;
+    st["workers"] = s.workers;
+    st["jobs"] = s.jobs;
+    st["busy_seconds"] = s.busy_seconds;
+    st["utilisation"] = s.utilisation;
+    st["queue_p50_seconds"] = s.queue_p50;
+    st["queue_p99_seconds"] = s.queue_p99;
+    j["stages"][s.stage] = st;
+  }
+  return j;
+}
+
+nlohmann::json bound_json(const bound_figures& b) {
+  nlohmann::json j;
+  j["attempts_per_second"] = finite_or_zero(b.attempts_per_second);
+  j["bottleneck"] = b.bottleneck;
+  for (auto& s : b.stages)
+    j["stages"][s.stage] = {{"attempts_per_second", finite_or_zero(s.attempts_per_second)},
+                            {"measured", s.measured}};
+  return j;
+}
+
+} // namespace
+
+std::string render_json(const comparison& c) {
+  nlohmann::json j;
+  j["scenario"] = c.scenario;
+  j["shape"] = c.shape;
+  auto rate = [&](const char* mode) {
+    auto* m = find_mode(c, mode);
+    return m ? m->attempts_per_second : 0.0;
+  };
+  j["async_attempts_per_second"] = rate("async");
+  j["sync_attempts_per_second"] = rate("sync");
+  j["async_no_dcp_attempts_per_second"] = rate("async_no_dcp");
+  j["speedup_vs_sync"] = c.speedup_vs_sync;
+  j["analytic_bound_attempts_per_second"] = finite_or_zero(c.bound.attempts_per_second);
+  j["fraction_of_bound"] = c.fraction_of_bound;
+  j["dcp_multiturn_compile_reduction"] = c.dcp_multiturn_compile_reduction;
+  j["compiles_avoided_by_dcp"] = c.compiles_avoided_by_dcp;
+  j["compiles_avoided_by_cancellation"] = c.compiles_avoided_by_cancellation;
+  j["bound"] = bound_json(c.bound);
+  for (auto& m : c.modes)
+    j["modes"][m.mode] = mode_json(m);
+  return j.dump();
+}
+
+std::string render_sweep_table(const std::vector<sweep_point>& pts) {
+  std::ostringstream o;
+  if (pts.empty())
+    return "";
+  for (auto& [k, v] : pts[0].axes)
+    o << pad(k, 14, false);
+  o << pad("att/s", 9) << pad("bound", 9) << pad("of bound", 9) << pad("util g/c/e", 16)
+    << "  bottleneck (analytic)   busiest (measured)\n";
+  for (auto& p : pts) {
+    for (auto& [k, v] : p.axes)
+      o << pad(f("%g", v), 14, false);
+    std::string util;
+    for (const char* n : {"generate", "compile", "execute"}) {
+      auto* s = stage(p.async, n);
+      util += (util.empty() ? "" : "/") + f("%.2f", s ? s->utilisation : 0.0);
+    }
+    double frac = p.bound.attempts_per_second > 0 && std::isfinite(p.bound.attempts_per_second)
+                    ? p.async.attempts_per_second / p.bound.attempts_per_second : 0.0;
+    o << pad(f("%.3f", p.async.attempts_per_second), 9)
+      << pad(f("%.3f", finite_or_zero(p.bound.attempts_per_second)), 9) << pad(f("%.2f", frac), 9)
+      << pad(util, 16) << "  " << pad(p.bound.bottleneck, 23, false) << "  " << p.busiest << "\n";
+  }
+  return o.str();
+}
+
+std::string render_sweep_csv(const std::vector<sweep_point>& pts) {
+  std::ostringstream o;
+  if (pts.empty())
+    return "";
+  for (auto& [k, v] : pts[0].axes)
+    o << k << ",";
+  o << "attempts_per_second,bound_attempts_per_second,fraction_of_bound,util_generate,util_compile,"
+       "util_execute,bottleneck,busiest\n";
+  for (auto& p : pts) {
+    for (auto& [k, v] : p.axes)
+      o << f("%g", v) << ",";
+    double bound = finite_or_zero(p.bound.attempts_per_second);
+    o << f("%.4f", p.async.attempts_per_second) << "," << f("%.4f", bound) << ","
+      << f("%.4f", bound > 0 ? p.async.attempts_per_second / bound : 0.0);
+    for (const char* n : {"generate", "compile", "execute"}) {
+      auto* s = stage(p.async, n);
+      o << "," << f("%.4f", s ? s->utilisation : 0.0);
+    }
+    o << "," << p.bound.bottleneck << "," << p.busiest << "\n";
+  }
+  return o.str();
+}
+
+std::string render_sweep_json(const std::vector<sweep_point>& pts) {
+  nlohmann::json j = nlohmann::json::array();
+  for (auto& p : pts) {
+    nlohmann::json r;
+    for (auto& [k, v] : p.axes)
+      r["axes"][k] = v;
+    r["async"] = mode_json(p.async);
+    r["bound"] = bound_json(p.bound);
+    r["busiest"] = p.busiest;
+    j.push_back(r);
+  }
+  nlohmann::json out;
+  out["sweep"] = j;
+  return out.dump();
+}
+
+} // namespace leap::bench

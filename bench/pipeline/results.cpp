@@ -1,0 +1,151 @@
+#include "bench/pipeline/results.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace leap::bench {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0.0;
+  std::sort(v.begin(), v.end());
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  rank = std::min(std::max<std::size_t>(rank, 1), v.size());
+  return v[rank - 1];
+}
+
+namespace {
+
+stage_figures stage_of(const pool_run& p, double wall) {
+  stage_figures f;
+  f.stage = p.stage;
+  f.workers = p.workers;
+  std::map<std::uint64_t, double> queued;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, double> running;
+  std::vector<double> waits;
+  for (const auto& e : p.events) {
+    using k = actors::job_event::kind;
+    switch (e.what) {
+      case k::queued:
+        queued.emplace(e.id, e.t); // the first arrival counts (a retry is not a new arrival)
+        break;
+      case k::started: {
+        ++f.jobs;
+        running[{e.id, e.slot}] = e.t;
+        auto q = queued.find(e.id);
+        if (q != queued.end()) {
+          waits.push_back(std::max(0.0, e.t - q->second));
+          queued.erase(q);
+        }
+        break;
+      }
+      case k::finished: {
+        auto r = running.find({e.id, e.slot});
+        if (r != running.end()) {
+          f.busy_seconds += std::max(0.0, e.t - r->second);
+          running.erase(r);
+        }
+        break;
+      }
+      case k::withdrawn:
+        queued.erase(e.id);
+        break;
+    }
+  }
+  for (auto& [key, t0] : running) // still running at the end: busy until the end
+    f.busy_seconds += std::max(0.0, wall - t0);
+  f.utilisation = wall > 0 && f.workers > 0 ? f.busy_seconds / (wall * f.workers) : 0.0;
+  f.queue_p50 = percentile(waits, 0.50);
+  f.queue_p99 = percentile(waits, 0.99);
+  return f;
+}
+
+} // namespace
+
+mode_figures figures_of(const mode_run& r) {
+  mode_figures f;
+  f.mode = r.mode;
+  f.steps = static_cast<int>(r.steps.size());
+  f.wall_seconds = r.wall_seconds;
+  for (const auto& s : r.steps) {
+    f.attempts += s.attempts;
+    f.groups += s.groups;
+    f.compiles += s.compiles;
+    f.compiles_later_turns += s.compiles_later_turns;
+    f.cancelled_attempts += s.cancelled;
+    f.cache_hits += s.cache_hits;
+    f.acc_at_1 += s.acc_at_1;
+    f.acc_at_3 += s.acc_at_3;
+    f.activated += s.activated;
+  }
+  if (f.steps > 0) {
+    f.acc_at_1 /= f.steps;
+    f.acc_at_3 /= f.steps;
+    f.activated /= f.steps;
+  }
+  if (r.wall_seconds > 0) {
+    f.attempts_per_second = static_cast<double>(f.attempts) / r.wall_seconds;
+    f.groups_per_second = static_cast<double>(f.groups) / r.wall_seconds;
+  }
+  for (const auto& p : r.pools) {
+    f.stages.push_back(stage_of(p, r.wall_seconds));
+    if (p.stage == "compile")
+      f.compiles_cancelled = p.cancelled;
+  }
+  double lb = 0;
+  for (auto& [a, b] : r.learner) // clipped to the run
+    lb += std::max(0.0, std::min(b, r.wall_seconds) - std::max(a, 0.0));
+  f.learner_busy = r.wall_seconds > 0 ? lb / r.wall_seconds : 0.0;
+  return f;
+}
+
+bound_figures analytic_bound(const nominal_service& nominal, const mode_figures& ref,
+                             std::uint32_t generators, std::uint32_t compilers,
+                             std::uint32_t executors) {
+  bound_figures b;
+  auto busy_of = [&](const std::string& stage) {
+    for (auto& s : ref.stages)
+      if (s.stage == stage)
+        return s.busy_seconds;
+    return 0.0;
+  };
+  const double attempts = static_cast<double>(ref.attempts);
+  auto add = [&](const std::string& stage, double nominal_s, std::uint32_t workers) {
+    bound_figures::stage_capacity c;
+    c.stage = stage;
+    double per_attempt = nominal_s;
+    if (nominal_s < 0) {
+      c.measured = true;
+      per_attempt = attempts > 0 ? busy_of(stage) / attempts : 0.0;
+    }
+    c.attempts_per_second = per_attempt > 0 ? workers / per_attempt
+                                            : std::numeric_limits<double>::infinity();
+    b.stages.push_back(c);
+  };
+  add("generate", nominal.generate, generators);
+  add("compile", nominal.compile, compilers);
+  add("execute", nominal.execute, executors);
+  if (nominal.learner_step > 0 && ref.steps > 0) {
+    bound_figures::stage_capacity c;
+    c.stage = "learner";
+    c.measured = true; // attempts per step come from the run
+    c.attempts_per_second = attempts / ref.steps / nominal.learner_step;
+    b.stages.push_back(c);
+  }
+  b.attempts_per_second = std::numeric_limits<double>::infinity();
+  for (auto& c : b.stages)
+    if (c.attempts_per_second < b.attempts_per_second - 1e-12) {
+      b.attempts_per_second = c.attempts_per_second;
+      b.bottleneck = c.stage;
+    }
+  // Ties (balanced stages) are all bottlenecks.
+  for (auto& c : b.stages)
+    if (c.stage != b.bottleneck && std::fabs(c.attempts_per_second - b.attempts_per_second)
+                                     <= 1e-9 * std::max(1.0, b.attempts_per_second))
+      b.bottleneck += "=" + c.stage;
+  return b;
+}
+
+} // namespace leap::bench

@@ -1,0 +1,86 @@
+// Benchmark harness: what one mode's run of a scenario recorded (raw, in scenario seconds) and
+// the figures derived from it: throughput, per-stage utilisation and queueing delay, the
+// analytic bound, DCP's multi-turn compile reduction. Pure; any thread.
+#pragma once
+
+#include "actors/job_trace.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace leap::bench {
+
+// One learner step as the trainer saw it.
+struct step_point {
+  double t = 0;                 // report time
+  std::uint32_t groups = 0, attempts = 0, compiles = 0, compiles_later_turns = 0, cancelled = 0,
+                cache_hits = 0;
+  double acc_at_1 = 0, acc_at_3 = 0, activated = 0;
+};
+
+// One pool's trace (times already in scenario seconds).
+struct pool_run {
+  std::string stage;            // generate | compile | execute
+  std::uint32_t workers = 1;
+  std::vector<actors::job_event> events;
+  std::uint64_t cancelled = 0;  // the pool's own count: withdrawn from the queue or killed
+};
+
+struct mode_run {
+  std::string mode;             // async | sync | async_no_dcp
+  double wall_seconds = 0;      // from the first admission to the last step's report
+  std::vector<step_point> steps;
+  std::vector<pool_run> pools;  // generate, compile, execute
+  std::vector<std::pair<double, double>> learner; // update intervals
+  std::string error;            // non-empty: the run did not complete
+};
+
+struct stage_figures {
+  std::string stage;
+  std::uint32_t workers = 0;
+  std::uint64_t jobs = 0;
+  double busy_seconds = 0;
+  double utilisation = 0;       // busy / (workers x wall)
+  double queue_p50 = 0, queue_p99 = 0; // seconds from a job's arrival at its pool to its start
+};
+
+struct mode_figures {
+  std::string mode;
+  int steps = 0;
+  double wall_seconds = 0;
+  std::uint64_t attempts = 0, groups = 0, compiles = 0, compiles_later_turns = 0,
+                cancelled_attempts = 0, compiles_cancelled = 0, cache_hits = 0;
+  double attempts_per_second = 0, groups_per_second = 0;
+  double acc_at_1 = 0, acc_at_3 = 0, activated = 0; // means over steps
+  std::vector<stage_figures> stages;
+  double learner_busy = 0;      // learner update seconds / wall
+};
+
+// The capacity of each stage in attempts/s and their minimum.
+struct bound_figures {
+  struct stage_capacity {
+    std::string stage;
+    double attempts_per_second = 0;
+    bool measured = false;      // from the run's own service times (real stages)
+  };
+  std::vector<stage_capacity> stages;
+  double attempts_per_second = 0;
+  std::string bottleneck;
+};
+
+// Nearest-rank percentile (q in [0, 1]) of unsorted values; 0 for none.
+double percentile(std::vector<double> v, double q);
+
+mode_figures figures_of(const mode_run& r);
+
+// Nominal service seconds per attempt for latency-model stages (negative = real: measure it).
+struct nominal_service {
+  double generate = -1, compile = -1, execute = -1, learner_step = 0;
+};
+// workers per stage in the order generate, compile, execute.
+bound_figures analytic_bound(const nominal_service& nominal, const mode_figures& reference,
+                             std::uint32_t generators, std::uint32_t compilers,
+                             std::uint32_t executors);
+
+} // namespace leap::bench
