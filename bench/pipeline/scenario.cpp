@@ -339,6 +339,20 @@ result<void> apply_bench_override(scenario& s, const std::string& assignment) {
   if (eq == std::string::npos)
     return make_error("--set " + assignment + ": expected bench.key=value");
   std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  auto bad = [&](const std::string& why) { return make_error("--set " + assignment + ": " + why); };
+  if (key == "bench.generate.checkpoint" || key == "bench.compile.source") {
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (key == "bench.generate.checkpoint")
+      s.checkpoint = value;
+    else if (value == "bundled" || value == "policy")
+      s.compile_source = value;
+    else
+      return bad("'" + value + "' is not one of bundled, policy");
+    if (auto r = validate(s); !r)
+      return bad(r.message());
+    return {};
+  }
   auto num = [&](double& out) -> result<void> {
     try {
       std::size_t used = 0;
@@ -353,7 +367,6 @@ result<void> apply_bench_override(scenario& s, const std::string& assignment) {
   double v = 0;
   if (auto r = num(v); !r)
     return r;
-  auto bad = [&](const std::string& why) { return make_error("--set " + assignment + ": " + why); };
   if (key == "bench.time_scale") {
     if (!(v > 0))
       return bad("must be > 0");
@@ -378,8 +391,9 @@ result<void> apply_bench_override(scenario& s, const std::string& assignment) {
                            [&](const auto& p) { return p.first == key; });
     if (it == stage_keys.end())
       return bad("unknown key (known: bench.time_scale, bench.seed, bench.timeline_step, "
-                 "bench.learner.seconds, bench.generate.mean_seconds, bench.compile.mean_seconds, "
-                 "bench.compile.sigma, bench.execute.mean_seconds)");
+                 "bench.learner.seconds, bench.generate.mean_seconds, bench.generate.checkpoint, "
+                 "bench.compile.mean_seconds, bench.compile.sigma, bench.compile.source, "
+                 "bench.execute.mean_seconds)");
     if (auto r = apply_axis(s, it->second, v); !r)
       return bad(r.message());
   }
