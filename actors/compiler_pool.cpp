@@ -20,10 +20,12 @@ msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r
 msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::compiler> comp,
                                              std::shared_ptr<const task_catalog> tasks,
-                                             std::shared_ptr<job_trace> trace) {
+                                             std::shared_ptr<job_trace> trace,
+                                             std::function<std::string(const msg::compile_request&)>
+                                               source_of) {
   using runner_t = job_runner<msg::compile_request, msg::compile_reply>;
   auto runner = std::make_shared<runner_t>();
-  runner->start = [comp, tasks](const msg::compile_request& req,
+  runner->start = [comp, tasks, source_of](const msg::compile_request& req,
                                 runner_t::done_fn done) -> runner_t::cancel_fn {
     auto t = tasks->find(req.task);
     if (t == tasks->end()) {
@@ -31,6 +33,8 @@ msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t
       return {};
     }
     env::build_request br{req.source, req.backend, req.reference};
+    if (source_of && !req.reference)
+      br.source = source_of(req);
     auto id = req.id;
     auto h = comp->start(t->second, br, [done, id](env::build_result r) {
       done(compile_reply_of(id, r), "");

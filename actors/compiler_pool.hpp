@@ -1,5 +1,6 @@
 // The compiler pool actor: compiles candidates and references (env::compiler) with bounded
-// concurrency (one job per worker), supervised. Spawned once by runtime/boot; any actor may
+// concurrency (one job per worker), supervised. `source_of`, when given, chooses what a
+// candidate request builds instead of its source (benchmarks build bundled candidates). Spawned once by runtime/boot; any actor may
 // send it compile requests through msg::compiler_pool_actor.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include "env/compiler.hpp"
 #include "messages/interfaces.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +27,8 @@ msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r
 msg::compiler_pool_actor spawn_compiler_pool(caf::actor_system& sys, std::size_t workers,
                                              std::shared_ptr<env::compiler> comp,
                                              std::shared_ptr<const task_catalog> tasks,
-                                             std::shared_ptr<job_trace> trace = nullptr);
+                                             std::shared_ptr<job_trace> trace = nullptr,
+                                             std::function<std::string(const msg::compile_request&)>
+                                               source_of = {});
 
 } // namespace leap::actors

@@ -151,40 +151,17 @@ msg::compiler_pool_actor spawn_bundled_compiler_pool(
   std::shared_ptr<const std::map<std::string, env::task_spec>> tasks,
   std::shared_ptr<const std::map<std::string, std::vector<std::string>>> candidates,
   std::uint64_t seed, std::shared_ptr<job_trace> trace) {
-  using runner_t = job_runner<msg::compile_request, msg::compile_reply>;
-  auto runner = std::make_shared<runner_t>();
-  runner->start = [comp, tasks, candidates, seed](const msg::compile_request& req,
-                                                  runner_t::done_fn done) -> runner_t::cancel_fn {
-    auto t = tasks->find(req.task);
-    if (t == tasks->end()) {
-      done({}, "unknown task '" + req.task + "'");
-      return {};
-    }
-    env::build_request br{req.source, req.backend, req.reference};
-    if (!req.reference) {
-      auto c = candidates->find(req.task);
-      if (c == candidates->end() || c->second.empty()) {
-        done({}, "leap bench: no bundled candidates for task '" + req.task + "'");
-        return {};
-      }
-      std::uint64_t h = 1469598103934665603ull; // FNV-1a: stable across runs and builds
-      for (unsigned char ch : req.source)
-        h = (h ^ ch) * 1099511628211ull;
-      br.source = c->second[bench::mix({seed, h}) % c->second.size()];
-    }
-    auto id = req.id;
-    auto handle = comp->start(t->second, br, [done, id](env::build_result r) {
-      done(compile_reply_of(id, r), "");
-    });
-    return [comp, handle] { comp->cancel(handle); };
+  auto pick = [candidates, seed](const msg::compile_request& req) -> std::string {
+    auto c = candidates->find(req.task);
+    if (c == candidates->end() || c->second.empty())
+      return req.source; // no candidates: the task builds what was sampled
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a: stable across runs and builds
+    for (unsigned char ch : req.source)
+      h = (h ^ ch) * 1099511628211ull;
+    return c->second[bench::mix({seed, h}) % c->second.size()];
   };
-  runner->count = [](const msg::compile_reply& r, msg::pool_stats& s) {
-    if (r.cached)
-      ++s.cache_hits;
-  };
-  runner->trace = std::move(trace);
-  return sys.spawn(supervised_pool<msg::compile_atom, msg::compile_request, msg::compile_reply>,
-                   std::string("bundled_compiler_pool"), workers, runner);
+  return spawn_compiler_pool(sys, workers, std::move(comp), std::move(tasks), std::move(trace),
+                             std::move(pick));
 }
 
 } // namespace leap::actors

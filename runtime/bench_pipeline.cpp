@@ -12,10 +12,9 @@
 #include "policy/corpus/corpus.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/model_config.hpp"
-#include "policy/prompt.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
-#include "runtime/policy_io.hpp"
+#include "runtime/pipeline_options.hpp"
 
 #include <caf/all.hpp>
 
@@ -29,15 +28,6 @@ namespace leap::runtime {
 namespace {
 
 using steady = std::chrono::steady_clock;
-
-algo::estimator_config estimator_of(const config::train_section& t) {
-  algo::estimator_config e;
-  algo::parse_estimator(t.estimator, e.kind);
-  e.gamma = t.gamma;
-  e.tournament.speedup_margin = t.speedup_margin;
-  e.tournament.tokens_margin = t.tokens_margin;
-  return e;
-}
 
 std::string fenced(const std::string& code) { return "```cuda\n" + code + "\n```"; }
 
@@ -188,33 +178,13 @@ result<bench::mode_run> run_bench_mode(const bench::scenario& sc, const std::str
     auto learner = actors::spawn_latency_learner(sys, lo);
     auto judge = actors::spawn_judge(sys, estimator_of(tc), learner);
 
-    actors::gatekeeper_options go;
-    go.group_size = tc.group_size;
-    go.max_turns = tc.max_turns;
-    go.dcp.t_min = tc.dcp_t_min;
-    go.dcp.t_max = tc.dcp_t_max;
-    go.dcp.fractional = tc.dcp_fractional;
-    go.dcp.enabled = tc.dcp && mode != "async_no_dcp";
-    go.sync = sync;
-    go.temperature = tc.temperature;
-    go.top_p = tc.top_p;
-    go.max_new_tokens = tc.max_new_tokens;
-    go.seed = tc.seed;
+    auto go = gatekeeper_options_of(sc.cfg, sync, tc.dcp && mode != "async_no_dcp");
     go.backend = svc ? svc->backend : "cpu";
     go.max_seq_len = max_len;
     go.eos_id = eos;
     go.generators = generators;
-    go.compilers = sc.cfg.compiler.workers;
-    go.executors = sc.cfg.executor.workers;
     if (tok) {
-      go.encode_prompt = [tok, tasks](const std::string& task, const std::vector<std::string>& codes,
-                                      const std::vector<std::string>& feedbacks) {
-        std::vector<policy::turn_record> history;
-        for (std::size_t i = 0; i < codes.size(); ++i)
-          history.push_back({codes[i], feedbacks[i]});
-        return tok->encode(policy::render_prompt(view_of(tasks->at(task)), history), true);
-      };
-      go.decode = [tok](const std::vector<int>& ids) { return tok->decode(ids); };
+      set_policy_codec(go, tok, tasks);
     } else {
       // The latency-model generator's "tokens" are attempt keys; the prompt carries the key of the
       // attempt's previous turn (parsed back from its code) with the next turn number.
@@ -237,14 +207,8 @@ result<bench::mode_run> run_bench_mode(const bench::scenario& sc, const std::str
     }
     auto gk = actors::spawn_gatekeeper(sys, go, tasks, gens, comps, execs, judge);
 
-    actors::trainer_options to;
-    to.batch_groups = tc.batch_groups;
-    to.steps = tc.steps;
-    to.max_staleness = sync ? 0 : tc.max_staleness;
-    to.sync = sync;
+    auto to = trainer_options_of(tc, sync, names);
     to.checkpoint_every = tc.steps + 1; // only the final "save", which the latency learner skips
-    to.tasks = names;
-    to.seed = tc.seed;
     to.on_report = [&](const msg::step_report& r) {
       bench::step_point p;
       p.t = scen(steady::now());

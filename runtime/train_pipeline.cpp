@@ -12,6 +12,7 @@
 #include "policy/prompt.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
+#include "runtime/pipeline_options.hpp"
 #include "runtime/policy_io.hpp"
 
 #include <caf/all.hpp>
@@ -23,18 +24,6 @@
 
 namespace leap::runtime {
 
-namespace {
-
-algo::estimator_config estimator_of(const config::train_section& t) {
-  algo::estimator_config e;
-  algo::parse_estimator(t.estimator, e.kind);
-  e.gamma = t.gamma;
-  e.tournament.speedup_margin = t.speedup_margin;
-  e.tournament.tokens_margin = t.tokens_margin;
-  return e;
-}
-
-} // namespace
 
 result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
   const auto& cfg = svc.cfg;
@@ -99,42 +88,14 @@ result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
     lo.task_count = setup.tasks.size();
     auto learner = actors::spawn_learner(sys, model, lo, sink);
     auto judge = actors::spawn_judge(sys, estimator_of(tc), learner);
-    actors::gatekeeper_options go;
-    go.group_size = tc.group_size;
-    go.max_turns = tc.max_turns;
-    go.dcp.t_min = tc.dcp_t_min;
-    go.dcp.t_max = tc.dcp_t_max;
-    go.dcp.fractional = tc.dcp_fractional;
-    go.dcp.enabled = tc.dcp;
-    go.sync = tc.mode == "sync";
-    go.temperature = tc.temperature;
-    go.top_p = tc.top_p;
-    go.max_new_tokens = tc.max_new_tokens;
-    go.seed = tc.seed;
+    auto go = gatekeeper_options_of(cfg, tc.mode == "sync", tc.dcp);
     go.backend = svc.backend;
     go.max_seq_len = max_len;
     go.eos_id = eos;
     go.generators = engine->workers();
-    go.compilers = cfg.compiler.workers;
-    go.executors = cfg.executor.workers;
-    auto tasks = svc.tasks;
-    go.encode_prompt = [tok, tasks](const std::string& task, const std::vector<std::string>& codes,
-                                    const std::vector<std::string>& feedbacks) {
-      std::vector<policy::turn_record> history;
-      for (std::size_t i = 0; i < codes.size(); ++i)
-        history.push_back({codes[i], feedbacks[i]});
-      return tok->encode(policy::render_prompt(view_of(tasks->at(task)), history), true);
-    };
-    go.decode = [tok](const std::vector<int>& ids) { return tok->decode(ids); };
+    set_policy_codec(go, tok, svc.tasks);
     auto gk = actors::spawn_gatekeeper(sys, go, svc.tasks, generators, compilers, executors, judge);
-    actors::trainer_options to;
-    to.batch_groups = tc.batch_groups;
-    to.steps = tc.steps;
-    to.max_staleness = go.sync ? 0 : tc.max_staleness;
-    to.sync = go.sync;
-    to.checkpoint_every = tc.checkpoint_every;
-    to.tasks = setup.tasks;
-    to.seed = tc.seed;
+    auto to = trainer_options_of(tc, go.sync, setup.tasks);
     to.start_step = setup.start_step;
     to.progress = setup.progress;
     to.checkpoint_dir = setup.checkpoint_out;
