@@ -68,6 +68,20 @@ msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups)
   return rep;
 }
 
+// Saves the model, optimizer and trainer state to `dir`; "" on success, else why not.
+std::string save(learner_state& st, const std::string& dir, const std::string& extra) {
+  nlohmann::json j = nlohmann::json::object();
+  try {
+    if (!extra.empty())
+      j = nlohmann::json::parse(extra);
+  } catch (const std::exception& e) {
+    return std::string("the trainer state is not JSON: ") + e.what();
+  }
+  j["progress"] = nlohmann::json::parse(progress_to_json(st.opts.progress));
+  auto r = st.model->save_with_state(dir, st.opts.tokenizer_json_path, st.step, st.step, j.dump());
+  return r ? std::string() : r.message();
+}
+
 caf::behavior learner(caf::stateful_actor<learner_state>* self,
                       std::shared_ptr<policy::policy_model> model, learner_options opts,
                       caf::actor sink) {
@@ -94,23 +108,17 @@ caf::behavior learner(caf::stateful_actor<learner_state>* self,
           self->send(st.sink, msg::weights_atom_v, msg::weights_update{rep.policy_version, std::move(*w)});
         else
           std::fprintf(stderr, "leap: publishing weights failed: %s\n", w.message().c_str());
+        if (st.opts.checkpoint_every > 0 && st.step % st.opts.checkpoint_every == 0) {
+          rep.checkpoint_error = save(st, st.opts.checkpoint_dir, st.opts.extra_json);
+          rep.checkpointed = true;
+        }
         if (st.subscriber)
           self->send(st.subscriber, msg::report_atom_v, std::move(rep));
       }
     },
     [self](msg::report_atom, caf::actor& who) { self->state.subscriber = who; },
     [self](msg::save_atom, std::string& dir, std::string& extra) -> std::string {
-      auto& st = self->state;
-      nlohmann::json j = nlohmann::json::object();
-      try {
-        if (!extra.empty())
-          j = nlohmann::json::parse(extra);
-      } catch (const std::exception& e) {
-        return std::string("the trainer state is not JSON: ") + e.what();
-      }
-      j["progress"] = nlohmann::json::parse(progress_to_json(st.opts.progress));
-      auto r = st.model->save_with_state(dir, st.opts.tokenizer_json_path, st.step, st.step, j.dump());
-      return r ? std::string() : r.message();
+      return save(self->state, dir, extra);
     },
   };
 }

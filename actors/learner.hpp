@@ -24,10 +24,15 @@ struct learner_options {
   std::string tokenizer_json_path; // copied into every checkpoint
   task_progress progress;          // tasks trained on so far (saved as "progress")
   std::size_t task_count = 0;
+  // Periodic checkpoints, written right after the step and before its report, so a step that
+  // was reported is on disk (a kill loses at most the steps since the last multiple).
+  int checkpoint_every = 0;        // 0 = only when asked (save_atom)
+  std::string checkpoint_dir;
+  std::string extra_json;          // saved with every checkpoint (a JSON object)
 };
 
 // Takes: (scored_atom, scored_group); (report_atom, caf::actor) subscribes the step reports'
-// receiver; (save_atom, dir, extra_json) -> std::string
+// receiver (reports of checkpointed steps say so); (save_atom, dir, extra_json) -> std::string
 // (extra_json is a JSON object; the learner adds its "progress") ("" = saved, else why not).
 // Sends (weights_atom, weights_update) to `weights_sink` and (report_atom, step_report).
 caf::actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,

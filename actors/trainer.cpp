@@ -116,8 +116,16 @@ caf::behavior trainer(trainer_actor* self, trainer_options opts, caf::actor gk, 
         if (s.opts.on_report)
           s.opts.on_report(r);
         bool last = s.step >= s.opts.steps;
-        if (last || s.step % s.opts.checkpoint_every == 0)
-          save(self, last);
+        // Periodic checkpoints are the learner's (written before it reported the step); the
+        // last step is saved here unless the learner just did.
+        if (r.checkpointed) {
+          if (s.opts.on_saved)
+            s.opts.on_saved(r.checkpoint_error, last);
+          if (last)
+            s.opts.on_done("");
+        } else if (last) {
+          save(self, true);
+        }
         if (!last)
           admit(self);
       };

@@ -1,8 +1,9 @@
 // The trainer: draws tasks without replacement per epoch (a seeded shuffle per epoch), admits
 // groups to the gatekeeper under the staleness bound (admitted groups <= (max_staleness +
 // versions learned + 1) * B; sync mode: one step's B groups at a time, then a flush), keeps
-// the step bookkeeping from the learner's reports, and asks the learner for a checkpoint every N
-// steps, at the last step and on stop. Its callbacks run on its own actor thread.
+// the step bookkeeping from the learner's reports (the learner writes the periodic checkpoints
+// before reporting a step), and asks the learner for a checkpoint at the last step unless that
+// step was just saved, and on stop. Its callbacks run on its own actor thread.
 #pragma once
 
 #include "actors/task_progress.hpp"
@@ -24,7 +25,6 @@ struct trainer_options {
   int steps = 20;                 // the step count to reach
   int max_staleness = 1;
   bool sync = false;
-  int checkpoint_every = 5;
   std::vector<std::string> tasks;
   std::uint64_t seed = 1;
   std::int64_t start_step = 0;

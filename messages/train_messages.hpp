@@ -112,6 +112,9 @@ struct step_report {
   double max_lag = 0;            // policy versions the oldest trained token lagged
   // Busy fraction of each stage's workers since the previous report (filled by the trainer).
   double util_generate = 0, util_compile = 0, util_execute = 0;
+  // The learner saved a checkpoint of this step before reporting it ("" error = saved).
+  bool checkpointed = false;
+  std::string checkpoint_error;
   std::vector<std::string> tasks;
   std::vector<std::int32_t> epochs, indices;
 };
@@ -172,7 +175,8 @@ typename Inspector::result_type inspect(Inspector& f, step_report& x) {
            x.pg_loss, x.kl, x.clip_fraction, x.grad_norm, x.acc_at_1, x.acc_at_2, x.acc_at_3,
            x.turns_per_pass, x.activated_groups, x.groups, x.attempts, x.compiles, x.cache_hits,
            x.cancelled, x.compiles_later_turns, x.tokens, x.sequences, x.learn_seconds, x.max_lag,
-           x.util_generate, x.util_compile, x.util_execute, x.tasks, x.epochs, x.indices);
+           x.util_generate, x.util_compile, x.util_execute, x.checkpointed, x.checkpoint_error,
+           x.tasks, x.epochs, x.indices);
 }
 
 } // namespace leap::msg

@@ -208,7 +208,6 @@ result<bench::mode_run> run_bench_mode(const bench::scenario& sc, const std::str
     auto gk = actors::spawn_gatekeeper(sys, go, tasks, gens, comps, execs, judge);
 
     auto to = trainer_options_of(tc, sync, names);
-    to.checkpoint_every = tc.steps + 1; // only the final "save", which the latency learner skips
     to.on_report = [&](const msg::step_report& r) {
       bench::step_point p;
       p.t = scen(steady::now());

@@ -43,7 +43,6 @@ actors::trainer_options trainer_options_of(const config::train_section& t, bool 
   to.steps = t.steps;
   to.max_staleness = sync ? 0 : t.max_staleness;
   to.sync = sync;
-  to.checkpoint_every = t.checkpoint_every;
   to.tasks = std::move(tasks);
   to.seed = t.seed;
   return to;

@@ -86,6 +86,9 @@ result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
     lo.tokenizer_json_path = setup.tokenizer_path;
     lo.progress = setup.progress;
     lo.task_count = setup.tasks.size();
+    lo.checkpoint_every = tc.checkpoint_every;
+    lo.checkpoint_dir = setup.checkpoint_out;
+    lo.extra_json = setup.extra_json;
     auto learner = actors::spawn_learner(sys, model, lo, sink);
     auto judge = actors::spawn_judge(sys, estimator_of(tc), learner);
     auto go = gatekeeper_options_of(cfg, tc.mode == "sync", tc.dcp);
