@@ -145,12 +145,20 @@ void decoder_impl::init_weights(double std) {
 }
 
 torch::Tensor decoder_impl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+  return project(run(input_ids, attention_mask, nullptr));
+}
+
+torch::Tensor decoder_impl::hidden(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
   return run(input_ids, attention_mask, nullptr);
+}
+
+torch::Tensor decoder_impl::project(const torch::Tensor& h) {
+  return lm_head ? lm_head(h) : F::linear(h, model->embed_tokens->weight);                  // [..., V]
 }
 
 torch::Tensor decoder_impl::forward_cached(const torch::Tensor& input_ids, kv_cache& cache,
                                            const torch::Tensor& attention_mask) {
-  return run(input_ids, attention_mask, &cache);
+  return project(run(input_ids, attention_mask, &cache));
 }
 
 torch::Tensor decoder_impl::run(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
@@ -209,7 +217,7 @@ torch::Tensor decoder_impl::run(const torch::Tensor& input_ids, const torch::Ten
     cache->length = past + T;
     cache->next_pos = cache->next_pos + mask.to(torch::kLong).sum(1);
   }
-  return lm_head ? lm_head(h) : F::linear(h, model->embed_tokens->weight);                  // [B, T, V]
+  return h;                                                                                 // [B, T, D]
 }
 
 result<decoder> make_decoder(const model_config& cfg) {

@@ -85,6 +85,12 @@ public:
   // only (cumsum(mask) - 1), so a left-padded row gives the same logits as the unpadded one.
   // Logits at pad positions are meaningless. Returns logits [B, T, V] in the parameter dtype.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {});
+  // forward() in two halves: the final hidden states [B, T, D] (after the last norm), and the
+  // vocabulary projection of any [..., D] -> [..., V]. SFT projects only the positions it trains
+  // on: the projection and the softmax over the vocabulary are a large share of a small model's
+  // work, and prompt positions do not need them.
+  torch::Tensor hidden(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = {});
+  torch::Tensor project(const torch::Tensor& h);
 
   // Incremental forward: appends T new tokens to `cache` and returns their logits [B, T, V].
   // Prefill with the prompt (T = prompt length), then call with T = 1 per step. attention_mask
@@ -106,6 +112,7 @@ public:
   torch::nn::Linear lm_head{nullptr};  // null when cfg.tie_embeddings
 
 private:
+  // The final hidden states [B, T, D]; forward and forward_cached project them.
   torch::Tensor run(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, kv_cache* cache);
   model_config cfg_;
 };

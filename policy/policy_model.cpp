@@ -114,12 +114,15 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
     auto& m = *impl_->model;
     const auto& cfg = m.config();
     sft_result res;
-    // Examples sorted by length: a batch is a weighted draw plus its length neighbours, so
-    // padding (and the T x T attention work on it) stays small.
+    // Examples sorted by length: a batch is a weighted draw plus weighted draws among its length
+    // neighbours, so padding (and the T x T attention work on it) stays small and every sequence
+    // of the batch follows the weights.
     std::vector<const sft_example*> usable;
     for (auto& e : examples) {
       auto len = static_cast<std::int64_t>(e.prompt.size() + e.completion.size());
-      if (len > cfg.max_seq_len || e.completion.empty() || e.weight <= 0) {
+      if (e.completion.empty() || e.weight <= 0)
+        continue;
+      if (len > cfg.max_seq_len) {
         ++res.skipped_examples;
         continue;
       }
@@ -142,7 +145,6 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
       impl_->opt = std::make_unique<torch::optim::AdamW>(
         m.parameters(), torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay));
     std::mt19937_64 rng(o.seed);
-    std::uniform_real_distribution<double> pick(0, total_w);
     const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
     auto t0 = std::chrono::steady_clock::now();
     double budget = o.minutes * 60;
@@ -163,13 +165,21 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
       // A batch of weighted draws, right-padded.
       std::vector<const sft_example*> batch;
       std::int64_t T = 0;
-      auto it = std::lower_bound(cumulative.begin(), cumulative.end(), pick(rng));
-      auto anchor = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), usable.size() - 1);
-      auto n = std::min<std::size_t>(static_cast<std::size_t>(o.batch_sequences), usable.size());
-      auto first = std::min(anchor, usable.size() - n);
-      for (std::size_t k = first; k < first + n; ++k) {
-        batch.push_back(usable[k]);
-        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(usable[k]->prompt.size() + usable[k]->completion.size()));
+      auto draw = [&](double lo, double hi) {
+        auto u = std::uniform_real_distribution<double>(lo, hi)(rng);
+        auto it = std::lower_bound(cumulative.begin(), cumulative.end(), u);
+        return std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), usable.size() - 1);
+      };
+      auto anchor = draw(0, total_w);
+      auto n = static_cast<std::size_t>(std::max(1, o.batch_sequences));
+      auto window = 4 * n; // length neighbours on each side
+      auto lo = anchor > window ? anchor - window : 0;
+      auto hi = std::min(usable.size(), anchor + window + 1);
+      const double w_lo = lo > 0 ? cumulative[lo - 1] : 0.0, w_hi = cumulative[hi - 1];
+      for (std::size_t k = 0; k < n; ++k) {
+        auto i = k == 0 ? anchor : std::clamp(draw(w_lo, w_hi), lo, hi - 1);
+        batch.push_back(usable[i]);
+        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(usable[i]->prompt.size() + usable[i]->completion.size()));
       }
       auto B = static_cast<std::int64_t>(batch.size());
       auto ids = torch::full({B, T}, pad, torch::kLong);              // [B, T]
@@ -194,11 +204,12 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
         }
         tokens += t;
       }
-      auto logits = m.forward(ids, mask);                                        // [B, T, V]
-      auto logp = torch::log_softmax(logits.slice(1, 0, T - 1).to(torch::kFloat), -1); // [B, T-1, V]
-      auto targets = ids.slice(1, 1, T).unsqueeze(-1);                           // [B, T-1, 1]
-      auto nll = -logp.gather(-1, targets).squeeze(-1);                          // [B, T-1]
-      auto loss = (nll * target_mask).sum() / target_mask.sum().clamp_min(1);
+      // Only the trained positions (completion tokens) are projected onto the vocabulary.
+      auto h = m.hidden(ids, mask).slice(1, 0, T - 1).reshape({-1, cfg.d_model}); // [B*(T-1), D]
+      auto sel = target_mask.reshape({-1}).nonzero().squeeze(-1);                // [N]
+      auto logits = m.project(h.index_select(0, sel)).to(torch::kFloat);         // [N, V]
+      auto targets = ids.slice(1, 1, T).reshape({-1}).index_select(0, sel);      // [N]
+      auto loss = torch::nn::functional::cross_entropy(logits, targets);         // mean over N
       impl_->opt->zero_grad();
       loss.backward();
       if (o.grad_clip > 0)

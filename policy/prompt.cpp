@@ -7,26 +7,30 @@
 namespace leap::policy {
 namespace {
 
+// The task name and the exact signature come last, right before the answer: a small model copies
+// names (the kernel is named after the task, the parameter lists are the signature's) far more
+// reliably from nearby context than from the top of a long prompt.
+std::string signature_text(const task_view& t) {
+  return "Task: " + t.name + "\nSignature:\n" + std::string(trim(t.signature)) + "\n";
+}
+
 std::string task_text(const task_view& t) {
   std::string s;
-  s += "Task: " + t.name + "\n\n";
   s += std::string(trim(t.description)) + "\n\n";
-  s += "Write a CUDA C++ source file that defines the entry point with exactly this signature:\n";
-  s += std::string(trim(t.signature)) + "\n";
-  s += "Pointer arguments are device pointers; launch your own kernels from solution. ";
+  s += "Write a CUDA C++ file defining exactly the signature below; launch your kernels from it. ";
   if (t.allowed_libraries.empty())
     s += "Do not use libraries (cuBLAS, cuDNN, Thrust, CUB).\n";
   else
     s += "Allowed libraries: " + join(t.allowed_libraries, ", ") + ".\n";
   s += "Answer with one ```cuda code block.\n";
-  return s;
+  return s + signature_text(t);
 }
 
-std::string feedback_text(const std::string& feedback) {
+std::string feedback_text(const task_view& t, const std::string& feedback) {
   std::string s = "Your code failed:\n";
   s += std::string(trim(feedback)) + "\n";
   s += "Fix it. Answer with one ```cuda code block.\n";
-  return s;
+  return s + signature_text(t);
 }
 
 } // namespace
@@ -50,7 +54,7 @@ std::string render_prompt(const task_view& t, const std::vector<turn_record>& hi
     s += render_completion(history[i].code);
     s += special::eos;
     s += special::user;
-    s += feedback_text(history[i].feedback);
+    s += feedback_text(t, history[i].feedback);
   }
   s += special::assistant;
   return s;

@@ -96,6 +96,7 @@ struct sft_section {
   std::uint64_t seed = 1;
   std::uint64_t corpus_seed = 1;
   double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
+  double alt_solution_weight = 1.0; // weight factor of examples whose target is not the task's first solution
   std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
 };
 

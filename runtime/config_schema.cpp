@@ -151,6 +151,11 @@ void register_sft(registry& r) {
   s.key("repair_weight", &sft_section::repair_weight,
         "Sampling weight of a repair dialogue relative to a turn-1 example.")
       .at_least(0);
+  s.key("alt_solution_weight", &sft_section::alt_solution_weight,
+        "Sampling weight factor of an example (turn-1 or repair) whose target is one of a task's "
+        "other correct solutions rather than its first (simplest) one; below 1 a small model "
+        "memorises one solution per task sooner, and its repairs converge on that solution.")
+      .at_least(0);
   s.key("tasks", &sft_section::tasks, "Tasks whose corpus is trained on; empty = every bundled task.");
 }
 

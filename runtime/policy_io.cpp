@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace leap::runtime {
 
 policy::task_view view_of(const env::task_spec& t) {
@@ -18,6 +20,9 @@ result<std::vector<sft_text>> load_sft_texts(const std::string& path,
   if (!text)
     return text.err();
   std::vector<sft_text> out;
+  // task -> target solution -> its rank in the corpus (0 = the task's first, simplest one); a
+  // task's solutions come before its repair dialogues in corpus.jsonl.
+  std::map<std::string, std::map<std::string, int>> rank;
   int line_no = 0;
   for (auto& line : split_lines(*text)) {
     ++line_no;
@@ -36,12 +41,17 @@ result<std::vector<sft_text>> load_sft_texts(const std::string& path,
     auto kind = j.value("kind", "");
     auto view = view_of(it->second);
     if (kind == "solution" && j.value("target", false)) {
+      auto& r = rank[task];
+      int alt = static_cast<int>(r.size());
+      r.emplace(j.value("variant", ""), alt);
       out.push_back({task, policy::render_prompt(view, {}),
-                     policy::render_completion(j.value("code", "")), false});
+                     policy::render_completion(j.value("code", "")), false, alt});
     } else if (kind == "repair") {
       policy::turn_record prev{j.value("buggy_code", ""), j.value("feedback", "")};
+      auto fixed = rank[task].find(j.value("fixed_variant", ""));
+      int alt = fixed == rank[task].end() ? 1 : fixed->second;
       out.push_back({task, policy::render_prompt(view, {prev}),
-                     policy::render_completion(j.value("fixed_code", "")), true});
+                     policy::render_completion(j.value("fixed_code", "")), true, alt});
     }
   }
   if (out.empty())

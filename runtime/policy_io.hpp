@@ -21,6 +21,7 @@ struct sft_text {
   std::string prompt;      // render_prompt(...), ends with the assistant marker
   std::string completion;  // render_completion(code); the eos id is appended after encoding
   bool repair = false;
+  int alternative = 0;     // rank of the target code among the task's correct solutions (0 = first)
 };
 
 // Reads corpus.jsonl: every target solution becomes a turn-1 pair, every repair dialogue a

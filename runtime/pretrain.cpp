@@ -80,7 +80,9 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   std::vector<policy::sft_example> examples;
   for (auto& t : *texts) {
     auto p = encode_pair(*tok, t);
-    examples.push_back({p.prompt, p.completion, t.repair ? cfg.sft.repair_weight : 1.0});
+    double w = (t.repair ? cfg.sft.repair_weight : 1.0)
+               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight);
+    examples.push_back({p.prompt, p.completion, w});
     (t.repair ? sum.repair_examples : sum.turn1_examples)++;
   }
   // 4. The model.

@@ -27,7 +27,7 @@ style make_style(const env::task_spec& t, const std::string& strategy, rng& r) {
   st.kernel = t.name + "_kernel";
   st.idx = "i";
   st.named_block = true;
-  st.comments = true;
+  st.comments = false; // tidy() drops comments anyway
   st.helper = true;
   return st;
 }

@@ -102,13 +102,40 @@ void walk(std::string_view m, walk_state& s, std::string& out) {
   }
 }
 
-// Drops lines that became blank because a marker was removed; strips the remaining marks.
+// `line` without its // comment (outside string and character literals), trailing blanks dropped.
+// True when there was a comment.
+bool cut_comment(std::string& line) {
+  char quote = 0;
+  for (std::size_t i = 0; i + 1 < line.size(); ++i) {
+    char c = line[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '/' && line[i + 1] == '/') {
+      line.erase(i);
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+        line.pop_back();
+      return true;
+    }
+  }
+  return false;
+}
+
+// Drops comments (the corpus is comment-free: every completion token costs the small model
+// training time, and a comment carries nothing the verdict depends on) and lines left blank by a
+// removed comment or marker; strips the remaining marks.
 std::string tidy(const std::string& text) {
   std::string out;
   std::istringstream in(text);
   std::string line;
   bool first = true;
   while (std::getline(in, line)) {
+    if (cut_comment(line) && line.empty())
+      continue;
     if (line.find(removed_mark) != std::string::npos) {
       line.erase(std::remove(line.begin(), line.end(), removed_mark), line.end());
       if (std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); }))

@@ -99,6 +99,36 @@ TEST(PolicyModel, BatchOfDifferentPromptsEqualsOneByOne) {
   }
 }
 
+// Regression (issue 3): a batch used to be one weighted draw plus its length neighbours, so with
+// few examples every sequence was in every batch whatever its weight (sft.repair_weight and
+// sft.alt_solution_weight had almost no effect). Now every member of a batch is a weighted draw.
+TEST(PolicyModel, SftDrawsEveryBatchSequenceByWeight) {
+  set_torch_threads(1);
+  auto m = policy_model::create(tiny(), 3);
+  ASSERT_TRUE(m.ok()) << m.message();
+  // One prompt, two completions; the second is drawn about once in 50.
+  std::vector<sft_example> ex{{{1, 5, 6}, {10, 11, 2}, 1.0}, {{1, 5, 6}, {20, 21, 2}, 0.02}};
+  sft_options o;
+  o.max_steps = 80;
+  o.minutes = 5;
+  o.batch_sequences = 4;
+  o.lr = 1e-2;
+  o.warmup_steps = 5;
+  auto r = m->sft(ex, o, {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  group_sampling g;
+  g.group_size = 64;
+  g.temperature = 1.0;
+  g.max_new_tokens = 1;
+  g.seed = 11;
+  auto s = m->sample({1, 5, 6}, g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int first = 0;
+  for (auto& x : *s)
+    first += !x.tokens.empty() && x.tokens[0] == 10;
+  EXPECT_GT(first, 48) << "the heavy completion should dominate (about 63 of 64), not split 50/50";
+}
+
 TEST(PolicyModel, ErrorsAreValues) {
   auto bad = tiny();
   bad.n_heads = 3; // does not divide d_model

@@ -54,6 +54,20 @@ TEST(Prompt, LaterTurnsHoldPreviousCodeAndFeedback) {
   EXPECT_NE(p.find("1 earlier attempt not shown"), std::string::npos);
 }
 
+// Regression (issue 3): the quickstart model copies the kernel name and parameter lists more
+// reliably when the task name and signature sit right before the answer, on every turn.
+TEST(Prompt, TaskNameAndSignatureRightBeforeTheAnswer) {
+  const std::string tail = "Task: vector_add\nSignature:\n" + vector_add().signature + "\n"
+                           + std::string(special::assistant);
+  auto p1 = render_prompt(vector_add(), {});
+  ASSERT_GE(p1.size(), tail.size());
+  EXPECT_EQ(p1.substr(p1.size() - tail.size()), tail);
+  auto p2 = render_prompt(vector_add(), {{code1, "compile error: line 3: expected ';'"}});
+  ASSERT_GE(p2.size(), tail.size());
+  EXPECT_EQ(p2.substr(p2.size() - tail.size()), tail);
+  EXPECT_LT(p2.find(tail.substr(0, tail.size() - special::assistant.size())), p2.find(code1));
+}
+
 TEST(Prompt, CompletionRoundTripsThroughExtraction) {
   EXPECT_EQ(render_completion("int x;\n\n"), "```cuda\nint x;\n```");
   auto e = extract_code(render_completion(code1));
