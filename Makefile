@@ -33,9 +33,10 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
 # Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound
-# scenario (async vs sync vs DCP off; about 3 minutes).
+# scenario (async vs sync vs DCP off; about 3 minutes). The benchmark binaries get the OpenMP wait
+# policy that `leap` itself runs with (runtime/main.cpp).
 bench: build
-	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && "$$b"; done
+	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} "$$b"; done
 	$(LEAP) bench --config configs/bench/compile_bound.toml
 
 bench-pipeline: build

@@ -1,5 +1,6 @@
-// Batched GRPO-group sampling throughput for the quickstart-sized decoder (d_model 256, 4 layers,
-// 4 heads, d_ff 688, vocab 4096: ~4.2M parameters), prompt 300 tokens, group size 8:
+// Batched GRPO-group sampling throughput for the quickstart decoder (configs/quickstart.toml:
+// d_model 192, 3 layers, 6 heads, 3 KV heads, d_ff 512, vocab 2048: ~1.6M parameters), prompt 300
+// tokens, group size 8:
 //   BM_sample_group_cached   - sample_group (prefill once, KV cache expanded to the group)
 //   BM_sample_group_nocache  - same sampling but a full forward over the whole sequence per token
 // Counter tokens_per_s = generated tokens (G x new tokens) per second. Random weights, no eos, so
@@ -21,12 +22,12 @@ constexpr int prompt_len = 300;
 decoder& quickstart_model() {
   static decoder m = [] {
     model_config c;
-    c.vocab_size = 4096;
-    c.d_model = 256;
-    c.n_layers = 4;
-    c.n_heads = 4;
-    c.n_kv_heads = 4;
-    c.d_ff = 688;
+    c.vocab_size = 2048;
+    c.d_model = 192;
+    c.n_layers = 3;
+    c.n_heads = 6;
+    c.n_kv_heads = 3;
+    c.d_ff = 512;
     c.max_seq_len = 1024;
     torch::manual_seed(0);
     return *make_decoder(c);
@@ -36,7 +37,7 @@ decoder& quickstart_model() {
 
 std::vector<int> make_prompt() {
   std::vector<int> p(prompt_len);
-  for (int i = 0; i < prompt_len; ++i) p[i] = (i * 7919 + 13) % 4096;
+  for (int i = 0; i < prompt_len; ++i) p[i] = (i * 7919 + 13) % 2048;
   return p;
 }
 
