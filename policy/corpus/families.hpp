@@ -60,7 +60,6 @@ struct style {
   std::string kernel;       // kernel name
   std::string idx;          // main index variable
   bool named_block = false; // block size as a named constant (else a literal)
-  bool comments = true;
   bool helper = false;      // element op in a __device__ helper
 };
 style make_style(const env::task_spec& t, const std::string& strategy, rng& r);
@@ -70,7 +69,8 @@ std::string fill(std::string text, const subs_t& subs);
 // "const float* a, const float* b, float* c, int n" and "a, b, c, n" from the task signature.
 std::string param_list(const env::task_spec& t);
 std::string arg_list(const env::task_spec& t);
-// File prologue: optional comment header, includes, the named block constant when asked.
+// File prologue: includes, the named block constant when asked. `what` summarises the strategy for
+// readers of the generator; it is not emitted, since tidy() keeps the corpus comment-free.
 std::string prologue(const env::task_spec& t, const style& st, const std::string& what, int block);
 // "@BS@" replacement under the style: the constant's name or the literal.
 std::string block_expr(const style& st, int block);

@@ -27,7 +27,6 @@ style make_style(const env::task_spec& t, const std::string& strategy, rng& r) {
   st.kernel = t.name + "_kernel";
   st.idx = "i";
   st.named_block = true;
-  st.comments = false; // tidy() drops comments anyway
   st.helper = true;
   return st;
 }
@@ -58,11 +57,8 @@ std::string block_expr(const style& st, int block) {
   return st.named_block ? std::string("k_block") : std::to_string(block);
 }
 
-std::string prologue(const env::task_spec& t, const style& st, const std::string& what, int block) {
-  std::string out;
-  if (st.comments)
-    out += "// " + t.name + ": " + what + "\n";
-  out += "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n\n";
+std::string prologue(const env::task_spec& /*t*/, const style& st, const std::string& /*what*/, int block) {
+  std::string out = "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n\n";
   if (st.named_block && block > 0)
     out += "constexpr int k_block = " + std::to_string(block) + ";\n\n";
   return out;

@@ -53,11 +53,7 @@ std::string helper(const ew_op& op, const style& st) {
     params += (k ? ", " : "") + std::string("float v") + std::to_string(k);
   if (!op.pre.empty())
     params += ", float s";
-  std::string out;
-  if (st.comments)
-    out += "// The element-wise operation on one value.\n";
-  return out + "__device__ __forceinline__ float apply_op(" + params + ") {\n  return " + op.expr
-         + ";\n}\n\n";
+  return "__device__ __forceinline__ float apply_op(" + params + ") {\n  return " + op.expr + ";\n}\n\n";
 }
 
 std::string store(const ew_op& op, const style& st, const std::string& i) {
