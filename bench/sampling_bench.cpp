@@ -7,6 +7,7 @@
 // every sample runs to max_new_tokens. Compare the two in one run; no timed assertions.
 // G:1 and G:32 show how decode cost is per call more than per row (OpenBLAS packs the weights on
 // every small-M GEMM), so batching several groups per forward raises throughput.
+#include "common/allocator.hpp"
 #include "policy/decoder.hpp"
 #include "policy/sampler.hpp"
 
@@ -86,4 +87,11 @@ BENCHMARK(BM_sample_group_cached)->ArgNames({"G", "new"})->Args({8, 128})->Args(
 BENCHMARK(BM_sample_group_nocache)->ArgNames({"G", "new"})->Args({8, 32})->Args({8, 128})
     ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
-BENCHMARK_MAIN();
+// With leap's heap settings (common/allocator.hpp), as `leap` itself runs.
+int main(int argc, char** argv) {
+  leap::tune_allocator_for_tensors();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -41,15 +41,20 @@ result<void> policy_model::set_reference(const std::string& dir) {
 
 namespace {
 
-// Log-probs of every next token: ids [B, T] -> [B, T-1] (position t predicts ids[:, t+1]).
-torch::Tensor next_token_logp(decoder_impl& m, const torch::Tensor& ids, const torch::Tensor& mask,
-                              double temperature) {
-  auto T = ids.size(1);
-  auto logits = m.forward(ids, mask).slice(1, 0, T - 1).to(torch::kFloat);  // [B, T-1, V]
+// Log-probs of the completion tokens, laid out like the loss wants them: ids [B, T], sel [N]
+// (flat indices into [B, T-1] of the positions whose next token is a completion token) ->
+// [B, T-1] with zeros elsewhere. Only the selected rows go through the vocabulary projection and
+// the softmax: prompt positions (most of a later turn's sequence) skip both.
+torch::Tensor completion_logp(decoder_impl& m, const torch::Tensor& ids, const torch::Tensor& mask,
+                              const torch::Tensor& sel, double temperature) {
+  const auto B = ids.size(0), T = ids.size(1), D = m.config().d_model;
+  auto h = m.hidden(ids, mask).slice(1, 0, T - 1).reshape({-1, D});          // [B*(T-1), D]
+  auto logits = m.project(h.index_select(0, sel)).to(torch::kFloat);         // [N, V]
   if (temperature > 0 && temperature != 1.0)
     logits = logits / temperature;
-  auto logp = torch::log_softmax(logits, -1);                                // [B, T-1, V]
-  return logp.gather(-1, ids.slice(1, 1, T).unsqueeze(-1)).squeeze(-1);      // [B, T-1]
+  auto targets = ids.slice(1, 1, T).reshape({-1}).index_select(0, sel);      // [N]
+  auto lp = torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1); // [N]
+  return torch::zeros({B * (T - 1)}, lp.options()).index_put({sel}, lp).view({B, T - 1});
 }
 
 } // namespace
@@ -81,6 +86,11 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
     rl_stats st;
     if (seqs.empty())
       return st;
+    // Micro batches of similar lengths: less padding to run through the model. The gradient is
+    // a weighted sum over micro batches, so the order does not change it.
+    std::stable_sort(seqs.begin(), seqs.end(), [](const rl_sequence* a, const rl_sequence* b) {
+      return a->prompt.size() + a->completion.size() > b->prompt.size() + b->completion.size();
+    });
     grpo_loss_config lc;
     lc.clip_low = o.clip_low;
     lc.clip_high = o.clip_high;
@@ -128,11 +138,12 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
           ++t;
         }
       }
-      auto logp = next_token_logp(m, ids, mask, o.temperature);  // [B, T-1]
+      auto sel = cmask.reshape({-1}).nonzero().squeeze(-1);                     // [N]
+      auto logp = completion_logp(m, ids, mask, sel, o.temperature);            // [B, T-1]
       torch::Tensor ref_lp;
       if (o.kl_coef > 0) {
         torch::NoGradGuard ng;
-        ref_lp = next_token_logp(*impl_->reference, ids, mask, o.temperature);  // [B, T-1]
+        ref_lp = completion_logp(*impl_->reference, ids, mask, sel, o.temperature); // [B, T-1]
       }
       auto out = grpo_loss(logp, old_lp, ref_lp, adv, cmask, lc);
       // Weights that turn the micro-batch aggregate into its share of the whole batch's.

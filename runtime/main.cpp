@@ -2,6 +2,8 @@
 // thread before any actor system or LibTorch thread pool exists.
 #include "runtime/cli.hpp"
 
+#include "common/allocator.hpp"
+
 #include <cstdlib>
 #include <unistd.h>
 
@@ -26,5 +28,6 @@ void prefer_passive_openmp(char** argv) {
 
 int main(int argc, char** argv) {
   prefer_passive_openmp(argv);
+  leap::tune_allocator_for_tensors();
   return leap::runtime::run_cli(argc, argv);
 }
