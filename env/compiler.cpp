@@ -171,7 +171,12 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
                           return w ? std::string() : w.message();
                         }});
     step gxx{"g++", build_status::emulation_unsupported,
-             {tc_.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection", "-I" + tc_.emu_include_dir}, {}};
+             {tc_.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection"}, {}};
+    // The precompiled shim headers, when built for these flags: g++ takes the matching one from
+    // <pch>/cuda_runtime.h.gch/ and otherwise reads the header from the include dir below.
+    if (!tc_.emu_pch_dir.empty() && join(opts_.emu_flags, " ") == tc_.emu_pch_flags)
+      gxx.argv.push_back("-I" + tc_.emu_pch_dir);
+    gxx.argv.push_back("-I" + tc_.emu_include_dir);
     for (auto& f : opts_.emu_flags)
       gxx.argv.push_back(f);
     gxx.argv.insert(gxx.argv.end(), {"-o", "solution_emu.o", "solution_emu.cpp"});

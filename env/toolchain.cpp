@@ -106,6 +106,14 @@ result<toolchain> discover_toolchain(const toolchain_options& opts) {
   tc.harness_cpu_lib = tc.binary_dir + "/env/harness/libleap_harness_cpu.a";
   auto cuda_lib = tc.binary_dir + "/env/harness/libleap_harness_cuda.a";
   tc.harness_cuda_lib = fs::exists(cuda_lib, ec) ? cuda_lib : "";
+  // Optional: the precompiled shim headers (env/cpu_emu/CMakeLists.txt) and the flags they fit.
+  auto pch = tc.binary_dir + "/env/cpu_emu/pch";
+  if (auto flags = read_file(pch + "/emu_flags.txt");
+      flags && fs::exists(pch + "/cuda_runtime.h.gch/sync0.gch", ec)
+      && fs::exists(pch + "/cuda_runtime.h.gch/sync1.gch", ec)) {
+    tc.emu_pch_dir = pch;
+    tc.emu_pch_flags = std::string(trim(*flags));
+  }
   for (auto* p : {&tc.emu_runtime_lib, &tc.harness_cpu_lib})
     if (!fs::exists(*p, ec))
       return make_error(*p + " is missing: build leap first (make build), or set LEAP_BUILD_DIR "

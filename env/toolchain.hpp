@@ -23,6 +23,8 @@ struct toolchain {
   std::string emu_runtime_lib;  // libleap_emu_rt.a
   std::string harness_cpu_lib;  // libleap_harness_cpu.a
   std::string harness_cuda_lib; // libleap_harness_cuda.a (empty if not built)
+  std::string emu_pch_dir;      // precompiled shim headers (empty if not built), valid with
+  std::string emu_pch_flags;    //   these compiler.emu_flags (space-separated)
   std::string resources_digest; // hash of the runtime libs + headers: part of every cache key
   bool cuda_device = false;     // a CUDA device is usable (driver loads, count > 0)
   std::string cuda_device_name; // or why none is usable

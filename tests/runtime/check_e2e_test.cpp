@@ -4,6 +4,7 @@
 // line ("// expect: wrong_answer", alternatives separated by '|').
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "env/cpu_emu/rewriter.hpp"
 #include "env/process.hpp"
 #include "runtime/evaluator.hpp"
 #include "runtime/services.hpp"
@@ -127,6 +128,48 @@ TEST(CheckE2E, SecondIdenticalCheckIsACacheHit) {
   EXPECT_EQ(second[0]->v.compile_seconds, 0.0);
   EXPECT_EQ(second[0]->v.st, env::status::correct);
   EXPECT_GE(ev.compiler_stats().cache_hits, 2u); // the reference and the candidate
+}
+
+// The candidate build's precompiled shim headers (env/cpu_emu/CMakeLists.txt): both variants are
+// valid for the host g++ and are the ones g++ takes for a rewritten candidate with and without
+// barriers ("!" in -H output = PCH used), and a build with other emulation flags (no PCH) still
+// gets the right verdict.
+TEST(CheckE2E, PrecompiledShimHeadersAreUsedAndOtherFlagsStillBuild) {
+  auto svc = make(test_config());
+  ASSERT_TRUE(svc);
+  const auto& tc = svc->tools;
+  ASSERT_FALSE(tc.emu_pch_dir.empty()) << "no precompiled shim headers in the build tree";
+  EXPECT_EQ(tc.emu_pch_flags, "-O2");
+  auto dir = *make_temp_dir(temp_root(), "leap-pch-");
+  const std::string plain = "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
+                            "extern \"C\" void solution(float* x) { k<<<1, 32>>>(x); }\n";
+  const std::string sync = "__global__ void k(float* x) { __shared__ float s[32];\n"
+                           "  s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = s[31 - threadIdx.x]; }\n"
+                           "extern \"C\" void solution(float* x) { k<<<1, 32>>>(x); }\n";
+  for (auto& [name, src] : {std::pair<std::string, std::string>{"sync0", plain}, {"sync1", sync}}) {
+    auto rw = emu::rewrite_cuda_source(src, "solution.cu");
+    ASSERT_TRUE(rw.ok) << rw.error;
+    ASSERT_TRUE(write_file_atomic(dir + "/" + name + ".cpp", rw.code).ok());
+    env::process_spec ps;
+    ps.argv = {tc.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection", "-I" + tc.emu_pch_dir,
+               "-I" + tc.emu_include_dir, "-O2", "-H", "-Winvalid-pch", "-o", name + ".o", name + ".cpp"};
+    ps.cwd = dir;
+    auto o = env::run_blocking(ps);
+    ASSERT_TRUE(o.success()) << o.describe() << "\n" << o.err;
+    EXPECT_NE(o.err.find("! " + tc.emu_pch_dir + "/cuda_runtime.h.gch/" + name + ".gch"), std::string::npos)
+        << o.err.substr(0, 2000);
+  }
+  fs::remove_all(dir);
+  auto cfg = test_config();
+  cfg.compiler.emu_flags = {"-O1"};
+  auto other = make(cfg);
+  ASSERT_TRUE(other);
+  evaluator ev(*other);
+  auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
+  src += "\n// nonce " + std::to_string(os_random_u64()) + "\n";
+  auto r = ev.evaluate({{"vector_add", src, false, false}});
+  ASSERT_TRUE(r[0].ok()) << r[0].message();
+  EXPECT_EQ(r[0]->v.st, env::status::correct) << r[0]->v.feedback;
 }
 
 TEST(CheckE2E, InvalidUtf8InTheSourceIsACompileErrorNotACrash) {
