@@ -69,8 +69,21 @@ torch::Tensor attention_impl::forward(const torch::Tensor& x, const torch::Tenso
   // Grouped KV without copying K/V: query head h uses KV head h / rep (HF repeat_kv order), so
   // the rep query heads of one KV head are stacked along the row dimension.
   auto qg = q.reshape({B, n_kv_, rep * T, head_dim_});                                      // [B, KV, rep*T, Dh]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+  if (allowed.scalar_type() != torch::kBool) {
+    // Training batches (right-padded, no cache): one GEMM adds the shared causal bias
+    // [rep*T, S] and scales; no mask tensor to read or negate, no separate scale and fill
+    // passes over the scores, forward or backward.
+    auto scores = torch::baddbmm(allowed, qg.reshape({B * n_kv_, rep * T, head_dim_}),
+                                 keys.reshape({B * n_kv_, S, head_dim_}).transpose(1, 2),
+                                 /*beta=*/1.0, /*alpha=*/scale);                           // [B*KV, rep*T, S]
+    auto probs = torch::softmax(scores, -1).view({B, n_kv_, rep * T, S});
+    auto out = torch::matmul(probs, values);                                               // [B, KV, rep*T, Dh]
+    out = out.view({B, n_heads_, T, head_dim_}).transpose(1, 2).reshape({B, T, n_heads_ * head_dim_});
+    return o_proj(out);                                                                    // [B, T, D]
+  }
   auto scores = torch::matmul(qg, keys.transpose(-1, -2)).to(torch::kFloat);               // [B, KV, rep*T, S]
-  scores = scores.mul_(1.0 / std::sqrt(static_cast<double>(head_dim_))).view({B, n_kv_, rep, T, S});
+  scores = scores.mul_(scale).view({B, n_kv_, rep, T, S});
   // A fully masked row (a pad query) becomes uniform instead of NaN; its output is ignored.
   scores = scores.masked_fill(allowed.logical_not(), std::numeric_limits<float>::lowest());
   auto probs = torch::softmax(scores, -1).to(values.scalar_type()).view({B, n_kv_, rep * T, S});
@@ -191,11 +204,24 @@ torch::Tensor decoder_impl::run(const torch::Tensor& input_ids, const torch::Ten
     auto q_abs = torch::arange(past, past + T, ids.options()).unsqueeze(1);                // [T, 1]
     auto k_abs = torch::arange(0, past + T, ids.options()).unsqueeze(0);                   // [1, S]
     allowed = (k_abs <= q_abs).unsqueeze(0) & key_valid.unsqueeze(1);                     // [B, T, S]
+  } else if (T > 0 && B > 0
+             && !(mask.slice(1, 1, T) & mask.slice(1, 0, T - 1).logical_not()).any().item<bool>()) {
+    // Right-padded or unpadded rows (training): a real query only sees real keys under the
+    // causal mask alone, so one additive causal bias serves every row; pad queries see earlier
+    // pads too, and their outputs are ignored. The rep query heads of a KV head are stacked
+    // along the rows (attention_impl), hence the repeat.
+    const auto rep = cfg_.n_heads / cfg_.kv_heads();
+    auto bias = torch::full({T, T}, -std::numeric_limits<float>::infinity(),
+                            torch::TensorOptions().dtype(torch::kFloat).device(dev))
+                  .triu(1)
+                  .repeat({rep, 1});                                                      // [rep*T, T]
+    allowed = bias.to(model->embed_tokens->weight.scalar_type());
   } else {
     auto causal = torch::ones({T, T}, mask.options()).tril();                             // [T, T]
     allowed = causal.unsqueeze(0) & mask.unsqueeze(1);                                    // [B, T, S]
   }
-  allowed = allowed.view({B, 1, 1, T, past + T});
+  if (allowed.scalar_type() == torch::kBool)
+    allowed = allowed.view({B, 1, 1, T, past + T});
   pos = pos.clamp_min(0);
   TORCH_CHECK(T == 0 || pos.max().item<std::int64_t>() < cfg_.max_seq_len, "decoder: position ",
               pos.max().item<std::int64_t>(), " exceeds max_position_embeddings = ", cfg_.max_seq_len);

@@ -33,7 +33,9 @@ TORCH_MODULE_IMPL(rms_norm, rms_norm_impl);
 class attention_impl : public torch::nn::Module {
 public:
   explicit attention_impl(const model_config& cfg);
-  // x [B, T, D]; cos/sin [B, 1, T, Dh]; allowed [B, 1, 1, T, S] bool (query t may see key s).
+  // x [B, T, D]; cos/sin [B, 1, T, Dh]; allowed [B, 1, 1, T, S] bool (query t may see key s),
+  // or (no cache, right-padded rows) a float additive bias [rep*T, S] shared by every row, with
+  // rep = n_heads / n_kv_heads copies of the causal [T, S] bias (0 or -inf) stacked.
   // Without a cache S = T; with one, K/V are written at [cache_pos, cache_pos + T) of the layer's
   // buffers (k_buf/v_buf [B, n_kv, capacity, Dh]) and attention runs over S = cache_pos + T keys.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
