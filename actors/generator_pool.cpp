@@ -5,6 +5,18 @@
 
 namespace leap::actors {
 
+namespace {
+
+// The pool hands the engine more jobs than it has replicas, so that single-sample jobs (later
+// turns, one failed attempt each) wait in the engine's queue, where a free replica batches them
+// (policy::max_batch_prompts); the pool's own queue holds the rest. A job "starts" in the pool's
+// trace when the engine accepts it.
+std::size_t pool_slots(const policy::generation_engine& e) {
+  return static_cast<std::size_t>(e.workers()) * policy::max_batch_prompts;
+}
+
+} // namespace
+
 msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
                                                std::shared_ptr<policy::generation_engine> engine,
                                                std::shared_ptr<job_trace> trace) {
@@ -43,8 +55,7 @@ msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
   runner->count = [](const msg::generate_reply&, msg::pool_stats&) {};
   runner->trace = std::move(trace);
   return sys.spawn(supervised_pool<msg::generate_atom, msg::generate_request, msg::generate_reply>,
-                   std::string("generator_pool"), static_cast<std::size_t>(engine->workers()),
-                   runner);
+                   std::string("generator_pool"), pool_slots(*engine), runner);
 }
 
 namespace {

@@ -30,7 +30,11 @@ struct generation_engine::impl {
       mine = version;
     }
     for (;;) {
-      queued q;
+      // One job, plus (when it is a batch of single samples) every compatible single-sample job
+      // already queued, up to max_batch_prompts prompts: decoding several rows per forward costs
+      // little more than one (bench_sampling), and later-turn prompts arrive one attempt at a
+      // time as verdicts come in.
+      std::vector<queued> batch;
       std::shared_ptr<const std::string> img;
       std::int64_t v = 0;
       {
@@ -38,50 +42,83 @@ struct generation_engine::impl {
         cv.wait(lk, [&] { return stopping || !queue.empty(); });
         if (stopping)
           return;
-        q = std::move(queue.front());
+        batch.push_back(std::move(queue.front()));
         queue.pop_front();
+        std::size_t prompts = batch.front().job.prompts.size();
+        if (batch.front().job.samples_per_prompt == 1)
+          for (auto it = queue.begin(); it != queue.end() && prompts < max_batch_prompts;) {
+            if (it->job.samples_per_prompt == 1 && compatible(it->job.sampling, batch.front().job.sampling)
+                && prompts + it->job.prompts.size() <= max_batch_prompts) {
+              prompts += it->job.prompts.size();
+              batch.push_back(std::move(*it));
+              it = queue.erase(it);
+            } else {
+              ++it;
+            }
+          }
         img = image;
         v = version;
       }
       if (v != mine && img) {
         auto r = model.import_weights(*img);
         if (!r) {
-          q.done(make_error("generator " + std::to_string(worker) + ": " + r.message()));
+          for (auto& q : batch)
+            q.done(make_error("generator " + std::to_string(worker) + ": " + r.message()));
           continue;
         }
         mine = v;
       }
       auto t0 = std::chrono::steady_clock::now();
-      generation_output out;
-      out.worker = worker;
-      out.policy_version = mine;
-      auto sp = q.job.sampling;
-      sp.group_size = q.job.samples_per_prompt;
+      auto& first = batch.front().job;
+      auto sp = first.sampling;
+      sp.group_size = first.samples_per_prompt;
       result<void> status;
-      if (q.job.samples_per_prompt == 1 && q.job.prompts.size() > 1) {
-        auto r = model.sample_each(q.job.prompts, sp);
+      std::vector<sampled> samples;
+      if (first.samples_per_prompt == 1 && (batch.size() > 1 || first.prompts.size() > 1)) {
+        std::vector<std::vector<int>> prompts;
+        for (auto& q : batch)
+          prompts.insert(prompts.end(), q.job.prompts.begin(), q.job.prompts.end());
+        auto r = model.sample_each(prompts, sp);
         if (r)
-          out.samples = std::move(*r);
+          samples = std::move(*r);
         else
           status = r.err();
       } else {
-        for (std::size_t i = 0; i < q.job.prompts.size() && status.ok(); ++i) {
-          sp.seed = q.job.sampling.seed + i;
-          auto r = model.sample(q.job.prompts[i], sp);
+        for (std::size_t i = 0; i < first.prompts.size() && status.ok(); ++i) {
+          sp.seed = first.sampling.seed + i;
+          auto r = model.sample(first.prompts[i], sp);
           if (!r) {
             status = r.err();
             break;
           }
           for (auto& s : *r)
-            out.samples.push_back(std::move(s));
+            samples.push_back(std::move(s));
         }
       }
-      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!status)
-        q.done(make_error("generator " + std::to_string(worker) + ": " + status.message()));
-      else
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::size_t at = 0;
+      for (auto& q : batch) {
+        if (!status) {
+          q.done(make_error("generator " + std::to_string(worker) + ": " + status.message()));
+          continue;
+        }
+        generation_output out;
+        out.worker = worker;
+        out.policy_version = mine;
+        out.seconds = seconds;
+        out.batched_jobs = static_cast<int>(batch.size());
+        const auto n = q.job.prompts.size() * static_cast<std::size_t>(q.job.samples_per_prompt);
+        for (std::size_t k = 0; k < n && at < samples.size(); ++k)
+          out.samples.push_back(std::move(samples[at++]));
         q.done(std::move(out));
+      }
     }
+  }
+
+  // Jobs whose prompts may share one sample_each call.
+  static bool compatible(const group_sampling& a, const group_sampling& b) {
+    return a.temperature == b.temperature && a.top_p == b.top_p && a.max_new_tokens == b.max_new_tokens
+           && a.stop_ids == b.stop_ids;
   }
 };
 

@@ -2,8 +2,11 @@
 // from a shared queue. A job is a batch of prompts x samples per prompt; its result carries the
 // policy version that produced it. publish() hands a new version (a safetensors image) to every
 // replica: each worker swaps it in between jobs, never during one. No CAF or LibTorch here: the
-// generator pool actor (actors/generator_pool.cpp) drives it. Thread-safe: submit, cancel and
-// publish from any thread; `done` runs on a worker thread.
+// generator pool actor (actors/generator_pool.cpp) drives it. A worker that takes a job of single
+// samples also takes every compatible single-sample job queued behind it (same temperature,
+// top_p, max_new_tokens, stop ids; up to max_batch_prompts prompts) and decodes them in one
+// batch; each job still gets its own reply. Thread-safe: submit, cancel and publish from any
+// thread; `done` runs on a worker thread.
 #pragma once
 
 #include "common/result.hpp"
@@ -26,9 +29,13 @@ struct generation_job {
 struct generation_output {
   std::vector<sampled> samples; // samples[i * samples_per_prompt + j] is of prompts[i]
   std::int64_t policy_version = 0;
-  double seconds = 0;
+  double seconds = 0;           // of the sampling call (shared by jobs batched together)
   unsigned worker = 0;
+  int batched_jobs = 1;         // jobs sampled in the same call as this one
 };
+
+// Single-sample jobs queued together are decoded in one call, up to this many prompts.
+inline constexpr std::size_t max_batch_prompts = 16;
 
 class generation_engine {
 public:

@@ -1,12 +1,16 @@
 // The torch-free policy facade: SFT lowers the loss on completion tokens only, checkpoints round
 // trip through save/load, and group sampling returns G samples with one log-prob per token.
 #include "common/fs.hpp"
+#include "policy/generation_engine.hpp"
 #include "policy/policy_model.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 
@@ -211,4 +215,80 @@ TEST(PolicyModel, GrpoStepIgnoresOrderAndMicroBatchSize) {
   ASSERT_TRUE(pa.ok() && pb.ok());
   EXPECT_NEAR(pa->loss, pb->loss, 1e-4);
   EXPECT_GT(std::abs(pa->ratio_mean - 1.0), 1e-3) << "the first step should have moved the policy";
+}
+
+// The generation engine batches single-sample jobs that queue up behind a running job, and
+// every job still gets its own samples: greedy decoding makes the batched answers comparable with
+// one-by-one sampling. The running job's `done` holds the worker until all are queued, so the
+// batching is deterministic.
+TEST(GenerationEngine, QueuedSingleSampleJobsAreDecodedTogetherAndSplitBack) {
+  set_torch_threads(1);
+  auto m = policy_model::create(tiny(), 21);
+  ASSERT_TRUE(m.ok());
+  auto dir = *make_temp_dir(temp_root(), "leap-engine-") + "/ck";
+  ASSERT_TRUE(m->save(dir, "", 0).ok());
+  auto engine = generation_engine::create(dir, 1, 0);
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<result<generation_output>> outs(7, make_error("not run"));
+  int finished = 0;
+  auto record = [&](int i) {
+    return [&, i](result<generation_output> r) {
+      std::lock_guard<std::mutex> lk(mtx);
+      outs[static_cast<std::size_t>(i)] = std::move(r);
+      ++finished;
+      cv.notify_all();
+    };
+  };
+  generation_job group;
+  group.prompts = {{1, 5, 6}};
+  group.samples_per_prompt = 4;
+  group.sampling.max_new_tokens = 5;
+  (*engine)->submit(group, [&](result<generation_output> r) {
+    std::unique_lock<std::mutex> lk(mtx);
+    cv.wait(lk, [&] { return release; });
+    outs[0] = std::move(r);
+    ++finished;
+    cv.notify_all();
+  });
+  const std::vector<std::vector<int>> prompts{{1, 5, 6, 7}, {1, 3}, {1, 9, 9, 4, 4, 8}, {1, 7}, {1, 2, 3}};
+  group_sampling greedy;
+  greedy.temperature = 0;
+  greedy.max_new_tokens = 6;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    generation_job j;
+    j.prompts = {prompts[i]};
+    j.sampling = greedy;
+    (*engine)->submit(j, record(static_cast<int>(i) + 1));
+  }
+  generation_job other; // another temperature: never in the same call
+  other.prompts = {{1, 4}};
+  other.sampling = greedy;
+  other.sampling.temperature = 0.5;
+  (*engine)->submit(other, record(6));
+  {
+    std::unique_lock<std::mutex> lk(mtx);
+    release = true;
+    cv.notify_all();
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(60), [&] { return finished == 7; }));
+  }
+  ASSERT_TRUE(outs[0].ok()) << outs[0].message();
+  EXPECT_EQ(outs[0]->samples.size(), 4u);
+  EXPECT_EQ(outs[0]->batched_jobs, 1);
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    auto& o = outs[i + 1];
+    ASSERT_TRUE(o.ok()) << o.message();
+    EXPECT_EQ(o->batched_jobs, 5) << "job " << i;
+    ASSERT_EQ(o->samples.size(), 1u);
+    auto alone = m->sample(prompts[i], greedy);
+    ASSERT_TRUE(alone.ok());
+    EXPECT_EQ(o->samples[0].tokens, (*alone)[0].tokens) << "job " << i;
+  }
+  ASSERT_TRUE(outs[6].ok());
+  EXPECT_EQ(outs[6]->batched_jobs, 1);
+  EXPECT_EQ(outs[6]->samples.size(), 1u);
+  engine->reset();
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
