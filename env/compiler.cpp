@@ -79,6 +79,7 @@ std::string compiler::cache_key(const task_spec& task, const build_request& req)
   h.field(req.source).field(render_signature(ps)).field(opts_.arch);
   h.field(join(opts_.nvcc_flags, " ")).field(join(opts_.emu_flags, " "));
   h.field(tc_.nvcc_version).field(tc_.host_cxx_version).field(tc_.resources_digest);
+  h.field(join(tc_.link_flags, " "));
   h.field(join(task.allowed_libraries, ","));
   return h.hex_digest();
 }
@@ -182,10 +183,11 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
     gxx.argv.insert(gxx.argv.end(), {"-o", "solution_emu.o", "solution_emu.cpp"});
     h->steps.push_back(gxx);
     h->steps.push_back(glue);
-    h->steps.push_back({"link", build_status::compile_error,
-                        {tc_.host_cxx, "-o", "worker", "solution_emu.o", "glue.o",
-                         tc_.harness_cpu_lib, tc_.emu_runtime_lib, "-lboost_context", "-pthread"},
-                        {}});
+    step link{"link", build_status::compile_error, {tc_.host_cxx}, {}};
+    link.argv.insert(link.argv.end(), tc_.link_flags.begin(), tc_.link_flags.end());
+    link.argv.insert(link.argv.end(), {"-o", "worker", "solution_emu.o", "glue.o", tc_.harness_cpu_lib,
+                                       tc_.emu_runtime_lib, "-lboost_context", "-pthread"});
+    h->steps.push_back(link);
   }
   next_step(h);
   return h;

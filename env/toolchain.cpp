@@ -106,6 +106,13 @@ result<toolchain> discover_toolchain(const toolchain_options& opts) {
   tc.harness_cpu_lib = tc.binary_dir + "/env/harness/libleap_harness_cpu.a";
   auto cuda_lib = tc.binary_dir + "/env/harness/libleap_harness_cuda.a";
   tc.harness_cuda_lib = fs::exists(cuda_lib, ec) ? cuda_lib : "";
+  // gold links a candidate worker in about half the time of ld.bfd (0.07 s against 0.13 s for
+  // vector_add); both are in Debian's binutils, but a custom host compiler may not find gold.
+  for (const char* gold : {"/usr/bin/ld.gold", "/bin/ld.gold"})
+    if (fs::exists(gold, ec)) {
+      tc.link_flags = {"-fuse-ld=gold"};
+      break;
+    }
   // Optional: the precompiled shim headers (env/cpu_emu/CMakeLists.txt) and the flags they fit.
   auto pch = tc.binary_dir + "/env/cpu_emu/pch";
   if (auto flags = read_file(pch + "/emu_flags.txt");

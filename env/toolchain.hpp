@@ -23,6 +23,7 @@ struct toolchain {
   std::string emu_runtime_lib;  // libleap_emu_rt.a
   std::string harness_cpu_lib;  // libleap_harness_cpu.a
   std::string harness_cuda_lib; // libleap_harness_cuda.a (empty if not built)
+  std::vector<std::string> link_flags; // CPU-emulation link: -fuse-ld=gold when gold exists
   std::string emu_pch_dir;      // precompiled shim headers (empty if not built), valid with
   std::string emu_pch_flags;    //   these compiler.emu_flags (space-separated)
   std::string resources_digest; // hash of the runtime libs + headers: part of every cache key
