@@ -6,6 +6,7 @@
 // Counters: completion_tok_per_s (the tokens trained on) and all_tok_per_s (prompt + completion
 // positions the forward runs over). Random weights; no timed assertions. Runs with leap's heap
 // settings; `--default_allocator` shows glibc's defaults for comparison.
+#include "bench/quickstart_model.hpp"
 #include "common/allocator.hpp"
 #include "policy/policy_model.hpp"
 
@@ -18,18 +19,6 @@
 namespace {
 
 using namespace leap::policy;
-
-model_config quickstart_config() {
-  model_config c;
-  c.vocab_size = 2048;
-  c.d_model = 192;
-  c.n_layers = 3;
-  c.n_heads = 6;
-  c.n_kv_heads = 3;
-  c.d_ff = 512;
-  c.max_seq_len = 2048;
-  return c;
-}
 
 std::vector<rl_sequence> make_batch(int prompt_len, int n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -51,7 +40,7 @@ std::vector<rl_sequence> make_batch(int prompt_len, int n, std::uint32_t seed) {
 }
 
 void BM_grpo_step(benchmark::State& state) {
-  auto m = policy_model::create(quickstart_config(), 1);
+  auto m = policy_model::create(leap::bench::quickstart_model_config(), 1);
   if (!m) {
     state.SkipWithError(m.message().c_str());
     return;

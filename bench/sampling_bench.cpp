@@ -7,6 +7,7 @@
 // every sample runs to max_new_tokens. Compare the two in one run; no timed assertions.
 // G:1 and G:32 show how decode cost is per call more than per row (OpenBLAS packs the weights on
 // every small-M GEMM), so batching several groups per forward raises throughput.
+#include "bench/quickstart_model.hpp"
 #include "common/allocator.hpp"
 #include "policy/decoder.hpp"
 #include "policy/sampler.hpp"
@@ -22,16 +23,8 @@ constexpr int prompt_len = 300;
 
 decoder& quickstart_model() {
   static decoder m = [] {
-    model_config c;
-    c.vocab_size = 2048;
-    c.d_model = 192;
-    c.n_layers = 3;
-    c.n_heads = 6;
-    c.n_kv_heads = 3;
-    c.d_ff = 512;
-    c.max_seq_len = 1024;
     torch::manual_seed(0);
-    return *make_decoder(c);
+    return *make_decoder(leap::bench::quickstart_model_config());
   }();
   return m;
 }
