@@ -1,11 +1,12 @@
 #include "actors/latency_learner.hpp"
 
+#include "actors/batch_buffer.hpp"
 #include "actors/step_summary.hpp"
 #include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
 
-#include <deque>
+#include <optional>
 
 namespace leap::actors {
 
@@ -14,7 +15,7 @@ namespace {
 struct latency_learner_state {
   latency_learner_options opts;
   caf::actor subscriber;
-  std::deque<msg::scored_group> buffer;
+  std::optional<batch_buffer> buffer;
   task_progress progress;
   std::int64_t step = 0;
   bool updating = false;
@@ -26,15 +27,12 @@ using learner_actor = caf::stateful_actor<latency_learner_state>;
 
 void maybe_update(learner_actor* self) {
   auto& st = self->state;
-  const auto B = static_cast<std::size_t>(st.opts.batch_groups);
-  if (st.updating || st.buffer.size() < B)
+  if (st.updating)
     return;
-  std::vector<msg::scored_group> take;
-  for (std::size_t i = 0; i < B; ++i) {
-    take.push_back(std::move(st.buffer.front()));
-    st.buffer.pop_front();
-  }
-  st.pending = summarize_step(take, st.progress, st.opts.task_count);
+  auto take = st.buffer->pop();
+  if (!take)
+    return;
+  st.pending = summarize_step(*take, st.progress, st.opts.task_count);
   st.updating = true;
   st.began = std::chrono::steady_clock::now();
   self->delayed_send(self, st.opts.update, msg::done_atom_v, st.step + 1);
@@ -42,9 +40,10 @@ void maybe_update(learner_actor* self) {
 
 caf::behavior latency_learner(learner_actor* self, latency_learner_options opts) {
   self->state.opts = std::move(opts);
+  self->state.buffer.emplace(self->state.opts.batch_groups, self->state.opts.order);
   return {
     [self](msg::scored_atom, msg::scored_group& g) {
-      self->state.buffer.push_back(std::move(g));
+      self->state.buffer->push(std::move(g));
       maybe_update(self);
     },
     [self](msg::done_atom, std::int64_t step) {

@@ -1,5 +1,6 @@
 #include "actors/learner.hpp"
 
+#include "actors/batch_buffer.hpp"
 #include "actors/step_summary.hpp"
 #include "messages/interfaces.hpp"
 
@@ -7,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <deque>
+#include <optional>
 
 namespace leap::actors {
 
@@ -17,7 +18,7 @@ struct learner_state {
   std::shared_ptr<policy::policy_model> model;
   learner_options opts;
   caf::actor sink, subscriber;
-  std::deque<msg::scored_group> buffer;
+  std::optional<batch_buffer> buffer;
   std::int64_t step = 0;
 };
 
@@ -90,17 +91,13 @@ caf::behavior learner(caf::stateful_actor<learner_state>* self,
   s.opts = std::move(opts);
   s.sink = std::move(sink);
   s.step = s.opts.start_step;
+  s.buffer.emplace(s.opts.batch_groups, s.opts.order);
   return {
     [self](msg::scored_atom, msg::scored_group& g) {
       auto& st = self->state;
-      st.buffer.push_back(std::move(g));
-      while (st.buffer.size() >= static_cast<std::size_t>(st.opts.batch_groups)) {
-        std::vector<msg::scored_group> take;
-        for (int i = 0; i < st.opts.batch_groups; ++i) {
-          take.push_back(std::move(st.buffer.front()));
-          st.buffer.pop_front();
-        }
-        auto rep = learn(st, std::move(take));
+      st.buffer->push(std::move(g));
+      while (auto take = st.buffer->pop()) {
+        auto rep = learn(st, std::move(*take));
         // A new policy version: every trained step is published (no-signal steps included, so
         // versions and steps stay equal).
         auto w = st.model->export_weights();

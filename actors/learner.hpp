@@ -1,10 +1,12 @@
-// The GRPO learner: collects scored groups; every B groups it takes one optimizer step of the
+// The GRPO learner: collects scored groups; every B groups (in admission or finish order,
+// actors/batch_buffer.hpp) it takes one learner step (one or more optimizer steps) of the
 // token-level clipped surrogate (policy::policy_model::grpo_step: clip-higher, optional k3 KL,
 // token-mean or Dr.GRPO aggregation, gradient-norm clip, AdamW), publishes the new policy
 // version to the generators' weights sink and reports the step to its subscriber (the trainer).
 // A detached actor: its optimizer steps block its own thread, never CAF's scheduler.
 #pragma once
 
+#include "actors/batch_buffer.hpp"
 #include "actors/task_progress.hpp"
 #include "policy/policy_model.hpp"
 
@@ -18,6 +20,7 @@ namespace leap::actors {
 
 struct learner_options {
   int batch_groups = 4;
+  batch_order order = batch_order::admission; // which B groups make a step (batch_buffer.hpp)
   int max_turns = 3;
   policy::rl_options rl;
   std::int64_t start_step = 0;     // steps already taken (resume)

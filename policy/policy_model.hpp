@@ -85,6 +85,8 @@ struct rl_options {
   double dr_grpo_norm_tokens = 512; // Dr.GRPO's constant normaliser (the generation budget)
   double temperature = 1.0;         // the sampling temperature of the behaviour log-probs
   int micro_batch = 8;              // sequences per forward/backward; gradients accumulate
+  int mini_batches = 1;             // optimizer steps per pass: sequences dealt round robin
+  int epochs = 1;                   // passes over the batch (PPO epochs)
 };
 
 struct rl_stats {
@@ -126,8 +128,12 @@ public:
   result<void> restore_optimizer(const std::string& checkpoint_dir);
   // The frozen policy of the KL penalty, loaded from a checkpoint directory.
   result<void> set_reference(const std::string& checkpoint_dir);
-  // One optimizer step of the GRPO loss over `batch` (all sequences, accumulated in micro
-  // batches). Sequences with an empty completion are skipped.
+  // One learner step of the GRPO loss over `batch`: `epochs` passes, each dealing the
+  // sequences round robin into `mini_batches` mini batches of one AdamW step apiece (gradients
+  // accumulated in micro batches). With the defaults (1, 1) it is one on-policy step over all
+  // sequences. Stats are token-weighted means over the optimizer steps (clip_fraction and
+  // ratio_mean show how far the later steps moved off the behaviour policy); grad_norm is the
+  // mean pre-clip norm. Sequences with an empty completion are skipped.
   result<rl_stats> grpo_step(const std::vector<rl_sequence>& batch, const rl_options& opts);
   // The weights as a safetensors image (float32, HF names), and back: how the learner publishes
   // a policy version to the generators (in a message, so it also crosses machines).

@@ -59,6 +59,96 @@ torch::Tensor completion_logp(decoder_impl& m, const torch::Tensor& ids, const t
 
 } // namespace
 
+namespace {
+
+// One AdamW step over `seqs`, accumulated in micro batches of similar lengths (less padding;
+// the gradient is a weighted sum over micro batches, so their order does not change it).
+rl_stats one_update(decoder_impl& m, torch::optim::AdamW& opt, decoder& reference,
+                    std::vector<const rl_sequence*> seqs, const rl_options& o,
+                    const grpo_loss_config& lc, std::int64_t pad) {
+  rl_stats st;
+  long long total_tokens = 0;
+  for (auto* s : seqs)
+    total_tokens += static_cast<long long>(s->completion.size());
+  std::stable_sort(seqs.begin(), seqs.end(), [](const rl_sequence* a, const rl_sequence* b) {
+    return a->prompt.size() + a->completion.size() > b->prompt.size() + b->completion.size();
+  });
+  const auto n = seqs.size();
+  const auto mb = static_cast<std::size_t>(std::max(1, o.micro_batch));
+  opt.zero_grad();
+  for (std::size_t first = 0; first < n; first += mb) {
+    auto last = std::min(n, first + mb);
+    auto B = static_cast<std::int64_t>(last - first);
+    std::int64_t T = 0;
+    long long mb_tokens = 0;
+    for (auto k = first; k < last; ++k) {
+      T = std::max<std::int64_t>(T, static_cast<std::int64_t>(seqs[k]->prompt.size() + seqs[k]->completion.size()));
+      mb_tokens += static_cast<long long>(seqs[k]->completion.size());
+    }
+    auto ids = torch::full({B, T}, pad, torch::kLong);           // [B, T]
+    auto mask = torch::zeros({B, T}, torch::kLong);              // [B, T] 1 = token
+    auto cmask = torch::zeros({B, T - 1}, torch::kFloat);        // [B, T-1] 1 = completion target
+    auto old_lp = torch::zeros({B, T - 1}, torch::kFloat);       // [B, T-1]
+    auto adv = torch::zeros({B, T - 1}, torch::kFloat);          // [B, T-1]
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    auto mask_a = mask.accessor<std::int64_t, 2>();
+    auto cm_a = cmask.accessor<float, 2>();
+    auto old_a = old_lp.accessor<float, 2>();
+    auto adv_a = adv.accessor<float, 2>();
+    for (std::int64_t b = 0; b < B; ++b) {
+      const auto& s = *seqs[first + static_cast<std::size_t>(b)];
+      std::int64_t t = 0;
+      for (int id : s.prompt) {
+        ids_a[b][t] = id;
+        mask_a[b][t++] = 1;
+      }
+      for (std::size_t k = 0; k < s.completion.size(); ++k) {
+        ids_a[b][t] = s.completion[k];
+        mask_a[b][t] = 1;
+        cm_a[b][t - 1] = 1;
+        old_a[b][t - 1] = s.old_logprobs[k];
+        adv_a[b][t - 1] = static_cast<float>(s.advantage);
+        ++t;
+      }
+    }
+    auto sel = cmask.reshape({-1}).nonzero().squeeze(-1);                     // [N]
+    auto logp = completion_logp(m, ids, mask, sel, o.temperature);            // [B, T-1]
+    torch::Tensor ref_lp;
+    if (o.kl_coef > 0) {
+      torch::NoGradGuard ng;
+      ref_lp = completion_logp(*reference, ids, mask, sel, o.temperature);    // [B, T-1]
+    }
+    auto out = grpo_loss(logp, old_lp, ref_lp, adv, cmask, lc);
+    // Weights that turn the micro-batch aggregate into its share of the mini batch's.
+    double w = o.dr_grpo ? static_cast<double>(B) / static_cast<double>(n)
+                         : static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
+    (out.loss * w).backward();
+    st.loss += out.loss.item<double>() * w;
+    st.pg_loss += out.pg_loss * w;
+    double tw = static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
+    st.kl += out.kl * tw;
+    st.clip_fraction += out.clip_fraction * tw;
+    st.ratio_mean += out.ratio_mean * tw;
+  }
+  auto params = m.parameters();
+  double norm = 0;
+  if (o.grad_clip > 0) {
+    norm = torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
+  } else {
+    for (auto& p : params)
+      if (p.grad().defined())
+        norm += p.grad().pow(2).sum().item<double>();
+    norm = std::sqrt(norm);
+  }
+  opt.step();
+  st.grad_norm = norm;
+  st.tokens = total_tokens;
+  st.sequences = static_cast<int>(n);
+  return st;
+}
+
+} // namespace
+
 result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, const rl_options& o) {
   try {
     auto& m = *impl_->model;
@@ -70,7 +160,6 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
       static_cast<torch::optim::AdamWOptions&>(g.options()).lr(o.lr);
     const auto& cfg = m.config();
     std::vector<const rl_sequence*> seqs;
-    long long total_tokens = 0;
     for (auto& s : batch) {
       if (s.completion.empty() || s.prompt.empty())
         continue;
@@ -81,16 +170,10 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
       if (static_cast<std::int64_t>(s.prompt.size() + s.completion.size()) > cfg.max_seq_len)
         continue;
       seqs.push_back(&s);
-      total_tokens += static_cast<long long>(s.completion.size());
     }
     rl_stats st;
     if (seqs.empty())
       return st;
-    // Micro batches of similar lengths: less padding to run through the model. The gradient is
-    // a weighted sum over micro batches, so the order does not change it.
-    std::stable_sort(seqs.begin(), seqs.end(), [](const rl_sequence* a, const rl_sequence* b) {
-      return a->prompt.size() + a->completion.size() > b->prompt.size() + b->completion.size();
-    });
     grpo_loss_config lc;
     lc.clip_low = o.clip_low;
     lc.clip_high = o.clip_high;
@@ -99,83 +182,42 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
     lc.dr_grpo_norm_tokens = o.dr_grpo_norm_tokens;
     const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
     const auto n = seqs.size();
-    const auto mb = static_cast<std::size_t>(std::max(1, o.micro_batch));
+    // Mini batches dealt round robin (each holds attempts of every group and turn); an empty
+    // one (more mini batches than sequences) is not a step.
+    const auto parts = std::min(n, static_cast<std::size_t>(std::max(1, o.mini_batches)));
+    std::vector<std::vector<const rl_sequence*>> minis(parts);
+    for (std::size_t i = 0; i < n; ++i)
+      minis[i % parts].push_back(seqs[i]);
     m.train();
-    impl_->opt->zero_grad();
-    double w_kl = 0, w_clip = 0, w_ratio = 0;
-    for (std::size_t first = 0; first < n; first += mb) {
-      auto last = std::min(n, first + mb);
-      auto B = static_cast<std::int64_t>(last - first);
-      std::int64_t T = 0;
-      long long mb_tokens = 0;
-      for (auto k = first; k < last; ++k) {
-        T = std::max<std::int64_t>(T, static_cast<std::int64_t>(seqs[k]->prompt.size() + seqs[k]->completion.size()));
-        mb_tokens += static_cast<long long>(seqs[k]->completion.size());
-      }
-      auto ids = torch::full({B, T}, pad, torch::kLong);           // [B, T]
-      auto mask = torch::zeros({B, T}, torch::kLong);              // [B, T] 1 = token
-      auto cmask = torch::zeros({B, T - 1}, torch::kFloat);        // [B, T-1] 1 = completion target
-      auto old_lp = torch::zeros({B, T - 1}, torch::kFloat);       // [B, T-1]
-      auto adv = torch::zeros({B, T - 1}, torch::kFloat);          // [B, T-1]
-      auto ids_a = ids.accessor<std::int64_t, 2>();
-      auto mask_a = mask.accessor<std::int64_t, 2>();
-      auto cm_a = cmask.accessor<float, 2>();
-      auto old_a = old_lp.accessor<float, 2>();
-      auto adv_a = adv.accessor<float, 2>();
-      for (std::int64_t b = 0; b < B; ++b) {
-        const auto& s = *seqs[first + static_cast<std::size_t>(b)];
-        std::int64_t t = 0;
-        for (int id : s.prompt) {
-          ids_a[b][t] = id;
-          mask_a[b][t++] = 1;
-        }
-        for (std::size_t k = 0; k < s.completion.size(); ++k) {
-          ids_a[b][t] = s.completion[k];
-          mask_a[b][t] = 1;
-          cm_a[b][t - 1] = 1;
-          old_a[b][t - 1] = s.old_logprobs[k];
-          adv_a[b][t - 1] = static_cast<float>(s.advantage);
-          ++t;
+    long long weight = 0;
+    for (int e = 0; e < std::max(1, o.epochs); ++e) {
+      for (auto& part : minis) {
+        auto u = one_update(m, *impl_->opt, impl_->reference, part, o, lc, pad);
+        ++impl_->step;
+        auto w = static_cast<double>(u.tokens);
+        st.loss += u.loss * w;
+        st.pg_loss += u.pg_loss * w;
+        st.kl += u.kl * w;
+        st.clip_fraction += u.clip_fraction * w;
+        st.ratio_mean += u.ratio_mean * w;
+        st.grad_norm += u.grad_norm * w;
+        weight += u.tokens;
+        if (e == 0) {
+          st.tokens += u.tokens;
+          st.sequences += u.sequences;
         }
       }
-      auto sel = cmask.reshape({-1}).nonzero().squeeze(-1);                     // [N]
-      auto logp = completion_logp(m, ids, mask, sel, o.temperature);            // [B, T-1]
-      torch::Tensor ref_lp;
-      if (o.kl_coef > 0) {
-        torch::NoGradGuard ng;
-        ref_lp = completion_logp(*impl_->reference, ids, mask, sel, o.temperature); // [B, T-1]
-      }
-      auto out = grpo_loss(logp, old_lp, ref_lp, adv, cmask, lc);
-      // Weights that turn the micro-batch aggregate into its share of the whole batch's.
-      double w = o.dr_grpo ? static_cast<double>(B) / static_cast<double>(n)
-                           : static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
-      (out.loss * w).backward();
-      st.loss += out.loss.item<double>() * w;
-      st.pg_loss += out.pg_loss * w;
-      double tw = static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
-      w_kl += out.kl * tw;
-      w_clip += out.clip_fraction * tw;
-      w_ratio += out.ratio_mean * tw;
     }
-    auto params = m.parameters();
-    double norm = 0;
-    if (o.grad_clip > 0) {
-      norm = torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
-    } else {
-      for (auto& p : params)
-        if (p.grad().defined())
-          norm += p.grad().pow(2).sum().item<double>();
-      norm = std::sqrt(norm);
-    }
-    impl_->opt->step();
-    ++impl_->step;
     m.eval();
-    st.kl = w_kl;
-    st.clip_fraction = w_clip;
-    st.ratio_mean = w_ratio;
-    st.grad_norm = norm;
-    st.tokens = total_tokens;
-    st.sequences = static_cast<int>(n);
+    if (weight > 0) {
+      auto w = static_cast<double>(weight);
+      st.loss /= w;
+      st.pg_loss /= w;
+      st.kl /= w;
+      st.clip_fraction /= w;
+      st.ratio_mean /= w;
+      st.grad_norm /= w;
+    }
     return st;
   } catch (const c10::Error& e) {
     return make_error(std::string("grpo_step: ") + e.what_without_backtrace());

@@ -167,6 +167,7 @@ result<bench::mode_run> run_bench_mode(const bench::scenario& sc, const std::str
 
     actors::latency_learner_options lo;
     lo.batch_groups = tc.batch_groups;
+    lo.order = batch_order_of(tc);
     lo.update = std::chrono::duration_cast<steady::duration>(
       std::chrono::duration<double>(sc.learner_seconds * scale));
     lo.task_count = names.size();

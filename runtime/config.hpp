@@ -119,6 +119,7 @@ struct train_section {
   int max_turns = 3;           // turns per attempt (1 = single-turn)
   std::string mode = "async";  // async | sync (stage barriers, for comparison)
   int max_staleness = 1;       // learner versions a generated attempt may lag (async)
+  std::string batch_order = "admission"; // admission | finish: which B groups make a step
   int generators = 1;          // generator workers, each with its own policy replica
   bool dcp = true;             // Difficulty-Conditioned Pruning; false = expand every failure
   double dcp_t_min = 0.5;      // expand when t_min <= N_fail <= t_max ...
@@ -147,6 +148,8 @@ struct learner_section {
   double kl_coef = 0.0;        // k3 KL to the frozen warm-start policy; 0 = none
   std::string aggregation = "token_mean"; // token_mean | dr_grpo
   int micro_batch = 8;         // sequences per forward/backward
+  int mini_batches = 1;        // optimizer steps per pass over a learner step's batch
+  int epochs = 1;              // passes over the batch per learner step
 };
 
 struct leap_config {

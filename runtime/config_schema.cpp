@@ -193,6 +193,11 @@ void register_train(registry& r) {
   s.key("max_staleness", &train_section::max_staleness,
         "Admission control (async): accepted + running groups <= (max_staleness + version + 1) * B.")
       .at_least(0);
+  s.key("batch_order", &train_section::batch_order,
+        "Which B finished groups make a learner step: admission = the B admitted for that step "
+        "(each step trains on the tasks drawn for it; a step may wait for its slowest group), "
+        "finish = the first B to finish (no wait; a step may hold two groups of one task).")
+      .one_of({"admission", "finish"});
   s.key("generators", &train_section::generators,
         "Generator workers, each with its own policy replica.")
       .at_least(1);
@@ -244,7 +249,16 @@ void register_learner(registry& r) {
         "token_mean: mean over real tokens; dr_grpo: sum / (sequences * max_new_tokens).")
       .one_of({"token_mean", "dr_grpo"});
   s.key("micro_batch", &learner_section::micro_batch,
-        "Sequences per forward/backward pass (gradients accumulate over the step).")
+        "Sequences per forward/backward pass (gradients accumulate over a mini batch).")
+      .at_least(1);
+  s.key("mini_batches", &learner_section::mini_batches,
+        "Optimizer steps per pass over a learner step's batch: the sequences are dealt round "
+        "robin into this many mini batches, each one AdamW step (later ones are off-policy and "
+        "clipped). 1 = one on-policy step per learner step.")
+      .at_least(1);
+  s.key("epochs", &learner_section::epochs,
+        "Passes over the batch per learner step (PPO epochs); each pass costs one more "
+        "forward/backward over every sequence.")
       .at_least(1);
 }
 

@@ -36,6 +36,10 @@ actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
   return go;
 }
 
+actors::batch_order batch_order_of(const config::train_section& t) {
+  return t.batch_order == "finish" ? actors::batch_order::finish : actors::batch_order::admission;
+}
+
 actors::trainer_options trainer_options_of(const config::train_section& t, bool sync,
                                            std::vector<std::string> tasks) {
   actors::trainer_options to;

@@ -4,6 +4,7 @@
 // main thread before spawning. No CAF calls here.
 #pragma once
 
+#include "actors/batch_buffer.hpp"
 #include "actors/gatekeeper.hpp"
 #include "actors/trainer.hpp"
 #include "algo/advantages.hpp"
@@ -26,6 +27,9 @@ actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
 // B, steps, staleness (0 in sync mode), the seed and the task list.
 actors::trainer_options trainer_options_of(const config::train_section& t, bool sync,
                                            std::vector<std::string> tasks);
+
+// train.batch_order as the learners take it.
+actors::batch_order batch_order_of(const config::train_section& t);
 
 // encode_prompt / decode through the policy's prompt template and tokenizer.
 void set_policy_codec(actors::gatekeeper_options& go, std::shared_ptr<const policy::tokenizer> tok,

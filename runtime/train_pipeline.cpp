@@ -47,6 +47,8 @@ result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
   rl.dr_grpo_norm_tokens = tc.max_new_tokens;
   rl.temperature = tc.temperature;
   rl.micro_batch = cfg.learner.micro_batch;
+  rl.mini_batches = cfg.learner.mini_batches;
+  rl.epochs = cfg.learner.epochs;
   model->begin_rl(rl);
   if (setup.resume) {
     if (auto r = model->restore_optimizer(setup.start_checkpoint); !r)
@@ -80,6 +82,7 @@ result<std::string> run_pipeline(services& svc, const pipeline_setup& setup) {
     auto sink = actors::spawn_weights_sink(sys, engine);
     actors::learner_options lo;
     lo.batch_groups = tc.batch_groups;
+    lo.order = batch_order_of(tc);
     lo.max_turns = tc.max_turns;
     lo.rl = rl;
     lo.start_step = setup.start_step;

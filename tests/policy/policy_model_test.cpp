@@ -217,6 +217,46 @@ TEST(PolicyModel, GrpoStepIgnoresOrderAndMicroBatchSize) {
   EXPECT_GT(std::abs(pa->ratio_mean - 1.0), 1e-3) << "the first step should have moved the policy";
 }
 
+// Mini batches and epochs are successive optimizer steps: a step with mini_batches = 2 and
+// epochs = 2 ends with the same weights as four one-mini-batch steps on the round-robin halves
+// (even, odd, even, odd), probed by a further identical step's loss. Its later updates are off
+// the behaviour policy, so their ratios move away from 1.
+TEST(PolicyModel, GrpoMiniBatchesAndEpochsAreSuccessiveOptimizerSteps) {
+  set_torch_threads(1);
+  auto a = policy_model::create(tiny(), 13);
+  auto b = policy_model::create(tiny(), 13);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto batch = on_policy_batch(*a, {0.9, -1.1, 0.5, -0.6, 1.3});
+  std::vector<rl_sequence> even, odd;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    (i % 2 == 0 ? even : odd).push_back(batch[i]);
+  rl_options o;
+  o.lr = 5e-2;
+  o.mini_batches = 2;
+  o.epochs = 2;
+  auto ra = a->grpo_step(batch, o);
+  ASSERT_TRUE(ra.ok()) << ra.message();
+  EXPECT_EQ(ra->sequences, 5);
+  EXPECT_GT(std::abs(ra->ratio_mean - 1.0), 1e-4) << "later updates should be off-policy";
+  rl_options one = o;
+  one.mini_batches = 1;
+  one.epochs = 1;
+  for (const auto* part : {&even, &odd, &even, &odd})
+    ASSERT_TRUE(b->grpo_step(*part, one).ok());
+  auto pa = a->grpo_step(batch, one), pb = b->grpo_step(batch, one);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  EXPECT_NEAR(pa->loss, pb->loss, 1e-5);
+  EXPECT_NEAR(pa->ratio_mean, pb->ratio_mean, 1e-5);
+  // More mini batches than sequences: one step per sequence, no empty steps.
+  auto c = policy_model::create(tiny(), 13);
+  ASSERT_TRUE(c.ok());
+  rl_options many = one;
+  many.mini_batches = 50;
+  auto rc = c->grpo_step(batch, many);
+  ASSERT_TRUE(rc.ok()) << rc.message();
+  EXPECT_EQ(rc->sequences, 5);
+}
+
 // The generation engine batches single-sample jobs that queue up behind a running job, and
 // every job still gets its own samples: greedy decoding makes the batched answers comparable with
 // one-by-one sampling. The running job's `done` holds the worker until all are queued, so the

@@ -94,13 +94,13 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "sft.corpus_seed", "sft.repair_weight", "sft.alt_solution_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.tasks",
       "train.steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
-      "train.max_staleness", "train.generators", "train.dcp", "train.dcp_t_min",
+      "train.max_staleness", "train.batch_order", "train.generators", "train.dcp", "train.dcp_t_min",
       "train.dcp_t_max", "train.dcp_fractional", "train.estimator", "train.gamma",
       "train.speedup_margin", "train.tokens_margin", "train.temperature", "train.top_p",
       "train.max_new_tokens", "train.seed", "train.checkpoint_every", "train.warm_start",
       "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
       "learner.clip_low", "learner.clip_high", "learner.kl_coef", "learner.aggregation",
-      "learner.micro_batch"};
+      "learner.micro_batch", "learner.mini_batches", "learner.epochs"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
