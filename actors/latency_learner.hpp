@@ -19,7 +19,7 @@ namespace leap::actors {
 
 struct latency_learner_options {
   int batch_groups = 4;
-  batch_order order = batch_order::admission; // which B groups make a step (batch_buffer.hpp)
+  batch_order order = batch_order::finish; // which B groups make a step (batch_buffer.hpp)
   std::chrono::steady_clock::duration update{}; // wall time of one step's update
   std::size_t task_count = 0;
   std::shared_ptr<std::atomic<std::int64_t>> policy_version; // bumped after each update

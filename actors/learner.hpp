@@ -20,7 +20,7 @@ namespace leap::actors {
 
 struct learner_options {
   int batch_groups = 4;
-  batch_order order = batch_order::admission; // which B groups make a step (batch_buffer.hpp)
+  batch_order order = batch_order::finish; // which B groups make a step (batch_buffer.hpp)
   int max_turns = 3;
   policy::rl_options rl;
   std::int64_t start_step = 0;     // steps already taken (resume)

@@ -119,7 +119,7 @@ struct train_section {
   int max_turns = 3;           // turns per attempt (1 = single-turn)
   std::string mode = "async";  // async | sync (stage barriers, for comparison)
   int max_staleness = 1;       // learner versions a generated attempt may lag (async)
-  std::string batch_order = "admission"; // admission | finish: which B groups make a step
+  std::string batch_order = "finish"; // finish | admission: which B groups make a step
   int generators = 1;          // generator workers, each with its own policy replica
   bool dcp = true;             // Difficulty-Conditioned Pruning; false = expand every failure
   double dcp_t_min = 0.5;      // expand when t_min <= N_fail <= t_max ...

@@ -194,10 +194,11 @@ void register_train(registry& r) {
         "Admission control (async): accepted + running groups <= (max_staleness + version + 1) * B.")
       .at_least(0);
   s.key("batch_order", &train_section::batch_order,
-        "Which B finished groups make a learner step: admission = the B admitted for that step "
-        "(each step trains on the tasks drawn for it; a step may wait for its slowest group), "
-        "finish = the first B to finish (no wait; a step may hold two groups of one task).")
-      .one_of({"admission", "finish"});
+        "Which B finished groups make a learner step: finish = the first B to finish (no wait; "
+        "a step may hold two groups of one task), admission = the B admitted for that step (each "
+        "step trains on the tasks drawn for it, so step metrics are comparable; a step waits for "
+        "its slowest group, which costs throughput: see README, Benchmarks).")
+      .one_of({"finish", "admission"});
   s.key("generators", &train_section::generators,
         "Generator workers, each with its own policy replica.")
       .at_least(1);
