@@ -107,6 +107,16 @@ result<std::vector<sampled>> policy_model::sample_each(const std::vector<std::ve
   return to_sampled(sample_batch(*impl_->model, prompts, to_params(p)));
 }
 
+selected_logits next_token_logits(decoder_impl& m, const torch::Tensor& ids,
+                                  const torch::Tensor& mask, const torch::Tensor& sel) {
+  const auto T = ids.size(1), D = m.config().d_model;
+  auto h = m.hidden(ids, mask).slice(1, 0, T - 1).reshape({-1, D});          // [B*(T-1), D]
+  selected_logits out;
+  out.logits = m.project(h.index_select(0, sel)).to(torch::kFloat);          // [N, V]
+  out.targets = ids.slice(1, 1, T).reshape({-1}).index_select(0, sel);       // [N]
+  return out;
+}
+
 result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
                                      const sft_options& o,
                                      const std::function<void(const sft_progress&)>& progress) {
@@ -205,11 +215,9 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
         tokens += t;
       }
       // Only the trained positions (completion tokens) are projected onto the vocabulary.
-      auto h = m.hidden(ids, mask).slice(1, 0, T - 1).reshape({-1, cfg.d_model}); // [B*(T-1), D]
       auto sel = target_mask.reshape({-1}).nonzero().squeeze(-1);                // [N]
-      auto logits = m.project(h.index_select(0, sel)).to(torch::kFloat);         // [N, V]
-      auto targets = ids.slice(1, 1, T).reshape({-1}).index_select(0, sel);      // [N]
-      auto loss = torch::nn::functional::cross_entropy(logits, targets);         // mean over N
+      auto out = next_token_logits(m, ids, mask, sel);                           // [N, V], [N]
+      auto loss = torch::nn::functional::cross_entropy(out.logits, out.targets); // mean over N
       impl_->opt->zero_grad();
       loss.backward();
       if (o.grad_clip > 0)

@@ -43,17 +43,16 @@ namespace {
 
 // Log-probs of the completion tokens, laid out like the loss wants them: ids [B, T], sel [N]
 // (flat indices into [B, T-1] of the positions whose next token is a completion token) ->
-// [B, T-1] with zeros elsewhere. Only the selected rows go through the vocabulary projection and
-// the softmax: prompt positions (most of a later turn's sequence) skip both.
+// [B, T-1] with zeros elsewhere. Prompt positions (most of a later turn's sequence) skip the
+// vocabulary projection and the softmax (next_token_logits).
 torch::Tensor completion_logp(decoder_impl& m, const torch::Tensor& ids, const torch::Tensor& mask,
                               const torch::Tensor& sel, double temperature) {
-  const auto B = ids.size(0), T = ids.size(1), D = m.config().d_model;
-  auto h = m.hidden(ids, mask).slice(1, 0, T - 1).reshape({-1, D});          // [B*(T-1), D]
-  auto logits = m.project(h.index_select(0, sel)).to(torch::kFloat);         // [N, V]
+  const auto B = ids.size(0), T = ids.size(1);
+  auto out = next_token_logits(m, ids, mask, sel);                           // [N, V], [N]
+  auto logits = out.logits;
   if (temperature > 0 && temperature != 1.0)
     logits = logits / temperature;
-  auto targets = ids.slice(1, 1, T).reshape({-1}).index_select(0, sel);      // [N]
-  auto lp = torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1); // [N]
+  auto lp = torch::log_softmax(logits, -1).gather(-1, out.targets.unsqueeze(-1)).squeeze(-1); // [N]
   return torch::zeros({B * (T - 1)}, lp.options()).index_put({sel}, lp).view({B, T - 1});
 }
 
