@@ -24,8 +24,7 @@ enum class batch_order { admission, finish };
 class batch_buffer {
 public:
   // The trainer numbers the groups it admits from 1 in every run (a resumed run too).
-  explicit batch_buffer(int batch_groups, batch_order order = batch_order::admission,
-                        std::uint64_t first_id = 1);
+  batch_buffer(int batch_groups, batch_order order, std::uint64_t first_id = 1);
 
   void push(msg::scored_group g);
   // The next step's B groups (in group-id order for `admission`), or nothing while some of them

@@ -56,10 +56,6 @@ torch::Tensor completion_logp(decoder_impl& m, const torch::Tensor& ids, const t
   return torch::zeros({B * (T - 1)}, lp.options()).index_put({sel}, lp).view({B, T - 1});
 }
 
-} // namespace
-
-namespace {
-
 // One AdamW step over `seqs`, accumulated in micro batches of similar lengths (less padding;
 // the gradient is a weighted sum over micro batches, so their order does not change it).
 rl_stats one_update(decoder_impl& m, torch::optim::AdamW& opt, decoder& reference,
