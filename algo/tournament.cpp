@@ -2,6 +2,23 @@
 
 namespace leap::algo {
 
+const char* to_string(tie_key k) {
+  switch (k) {
+    case tie_key::speedup: return "speedup";
+    case tie_key::tokens: return "tokens";
+  }
+  return "?";
+}
+
+bool parse_tie_key(const std::string& text, tie_key& out) {
+  for (auto k : {tie_key::speedup, tie_key::tokens})
+    if (text == to_string(k)) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
 namespace {
 // Larger is better: turn 1 best, unsolved worst.
 int solve_rank(const trajectory_outcome& t) { return t.solved_turn > 0 ? -t.solved_turn : -1000000; }
@@ -11,10 +28,13 @@ int compare(const trajectory_outcome& a, const trajectory_outcome& b, const tour
   int ra = solve_rank(a), rb = solve_rank(b);
   if (ra != rb)
     return ra > rb ? 1 : -1;
+  // Unsolved trajectories draw with each other: no tie key ranks two failures.
+  if (a.solved_turn == 0)
+    return 0;
   for (auto key : cfg.tie_keys) {
     if (key == tie_key::speedup) {
-      // Only between solved trajectories that both have a measurement.
-      if (a.solved_turn == 0 || !a.timed || !b.timed)
+      // Only between trajectories that both have a measurement.
+      if (!a.timed || !b.timed)
         continue;
       if (a.speedup > b.speedup * (1 + cfg.speedup_margin))
         return 1;

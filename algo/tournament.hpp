@@ -1,8 +1,11 @@
-// The rank-based tournament inside one GRPO group (DESIGN.md "Rank-based reward"): every
-// trajectory plays every other. Order: solved on turn 1 > solved on turn 2 > ... > unsolved;
-// ties broken by configurable keys in order: speedup (when both are measured; higher wins if
-// it beats the other by more than a relative margin), then total tokens (fewer wins, with a
-// relative margin). Reward_i = (wins_i - losses_i) / (G - 1), in [-1, 1], summing to 0.
+// The rank-based tournament inside one GRPO group (docs/design.md "The reward"): every ranked
+// trajectory plays every other. Order: solved on turn 1 > solved on turn 2 > ... > unsolved.
+// Between two trajectories solved on the same turn, configurable tie keys in order: speedup
+// (only when both were timed; higher wins if it beats the other by more than a relative
+// margin), then total tokens (fewer wins, with a relative margin). Unsolved trajectories draw
+// with each other. Reward_i = (wins_i - losses_i) / (n - 1) over the n trajectories played, in
+// [-1, 1], summing to 0; n <= 1 gives 0. The caller leaves out what is not ranked (attempts
+// lost to the infrastructure or not buildable by the emulation: algo/rollout.hpp).
 // Pure functions, no I/O; any thread.
 #pragma once
 
@@ -19,6 +22,8 @@ struct trajectory_outcome {
 };
 
 enum class tie_key { speedup, tokens };
+const char* to_string(tie_key k);
+bool parse_tie_key(const std::string& text, tie_key& out);
 
 struct tournament_config {
   std::vector<tie_key> tie_keys{tie_key::speedup, tie_key::tokens};
@@ -31,7 +36,7 @@ int compare(const trajectory_outcome& a, const trajectory_outcome& b, const tour
 
 struct tournament_result {
   std::vector<int> wins, losses, draws;
-  std::vector<double> rewards; // (wins - losses) / (G - 1); all 0 for G < 2
+  std::vector<double> rewards; // (wins - losses) / (n - 1); all 0 for n < 2
 };
 
 tournament_result play(const std::vector<trajectory_outcome>& group, const tournament_config& cfg);

@@ -162,3 +162,34 @@ TEST(Metrics, AccAtKTurnsActivationRecovery) {
   EXPECT_DOUBLE_EQ(mean_recovery(groups), 2.0 / 3);
   EXPECT_DOUBLE_EQ(acc_at_k({}, 1), 0.0);
 }
+
+TEST(Tournament, UnsolvedAttemptsDrawWhateverTheirLength) {
+  tournament_config cfg;
+  // A short failure does not beat a long one (the tokens key ranks solved attempts only).
+  EXPECT_EQ(compare(solved(0, 10), solved(0, 1000), cfg), 0);
+  EXPECT_EQ(compare(solved(0, 10, true, 5.0), solved(0, 1000, true, 1.0), cfg), 0);
+  // Two solved, two unsolved of very different lengths: the failures draw with each other.
+  auto r = play({solved(1, 100), solved(1, 300), solved(0, 5), solved(0, 900)}, cfg);
+  EXPECT_EQ(r.wins, (std::vector<int>{3, 2, 0, 0}));
+  EXPECT_EQ(r.losses, (std::vector<int>{0, 1, 2, 2}));
+  EXPECT_EQ(r.draws, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_DOUBLE_EQ(r.rewards[0], 1.0);
+  EXPECT_DOUBLE_EQ(r.rewards[1], 1.0 / 3);
+  EXPECT_DOUBLE_EQ(r.rewards[2], -2.0 / 3);
+  EXPECT_DOUBLE_EQ(r.rewards[3], -2.0 / 3);
+  // An all-failed group: no signal at all.
+  auto f = play({solved(0, 5), solved(0, 50), solved(0, 500)}, cfg);
+  EXPECT_EQ(f.rewards, (std::vector<double>{0, 0, 0}));
+}
+
+TEST(Tournament, TieKeysInConfiguredOrder) {
+  tournament_config tokens_first;
+  tokens_first.tie_keys = {tie_key::tokens, tie_key::speedup};
+  // Faster but much longer: with tokens first the shorter one wins.
+  EXPECT_EQ(compare(solved(1, 300, true, 3.0), solved(1, 100, true, 1.0), tokens_first), -1);
+  EXPECT_EQ(compare(solved(1, 300, true, 3.0), solved(1, 100, true, 1.0), tournament_config{}), 1);
+  tie_key k = tie_key::speedup;
+  EXPECT_TRUE(parse_tie_key("tokens", k));
+  EXPECT_EQ(k, tie_key::tokens);
+  EXPECT_FALSE(parse_tie_key("latency", k));
+}
