@@ -8,6 +8,7 @@
 // Plain data, no CAF calls: used on the owning learner's thread only.
 #pragma once
 
+#include "messages/modes.hpp"
 #include "messages/train_messages.hpp"
 
 #include <cstddef>
@@ -19,7 +20,7 @@
 
 namespace leap::actors {
 
-enum class batch_order { admission, finish };
+using msg::batch_order;
 
 class batch_buffer {
 public:

@@ -4,24 +4,23 @@
 
 namespace leap::actors {
 
-msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t workers,
+msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, pool_options opts,
                                              std::shared_ptr<env::executor> exec,
-                                             std::shared_ptr<const task_catalog> tasks,
-                                             std::shared_ptr<job_trace> trace) {
+                                             std::shared_ptr<const task_catalog> tasks) {
   using runner_t = job_runner<msg::exec_request, msg::exec_reply>;
   auto runner = std::make_shared<runner_t>();
   runner->start = [exec, tasks](const msg::exec_request& req,
                                 runner_t::done_fn done) -> runner_t::cancel_fn {
     auto t = tasks->find(req.task);
     if (t == tasks->end()) {
-      done({}, "unknown task '" + req.task + "'");
+      done(make_error("unknown task '" + req.task + "'"));
       return {};
     }
     env::run_request rr{req.backend, req.candidate_exe, req.reference_exe, req.dump_inputs};
     auto id = req.id;
     auto h = exec->start(t->second, rr, [done, id](result<env::run_result> r) {
       if (!r) {
-        done({}, r.message());
+        done(r.err());
         return;
       }
       msg::exec_reply rep;
@@ -29,15 +28,16 @@ msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t
       rep.v = std::move(r->v);
       rep.kept_dir = std::move(r->kept_dir);
       rep.seed = r->seed;
-      done(std::move(rep), "");
+      done(std::move(rep));
     });
     return [exec, h] { exec->cancel(h); };
   };
   // Cancellations are counted by the pool when it forwards them.
   runner->count = [](const msg::exec_reply&, msg::pool_stats&) {};
-  runner->trace = std::move(trace);
+  runner->observer = std::move(opts.observer);
+  runner->retries = opts.retries;
   return sys.spawn(supervised_pool<msg::exec_atom, msg::exec_request, msg::exec_reply>,
-                   std::string("executor_pool"), workers, runner);
+                   std::string("executor_pool"), opts.workers, runner);
 }
 
 } // namespace leap::actors

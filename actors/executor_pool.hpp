@@ -1,6 +1,9 @@
 // The executor pool actor: runs built candidates against their task's reference in worker
-// processes (env::executor), one job per worker, supervised. Spawned once by runtime/boot; any
-// actor may send it exec requests through msg::executor_pool_actor.
+// processes (env::executor), one job per worker, supervised (actors/supervised_pool.hpp). A run
+// that fails inside leap (the reference crashed, a temporary directory could not be made) is an
+// infrastructure failure: retried, then the request fails with an error, never a verdict.
+// Spawned by the pipeline assembly (runtime/pipeline/) and the evaluator; any actor may send it
+// exec requests through msg::executor_pool_actor.
 #pragma once
 
 #include "actors/compiler_pool.hpp"
@@ -8,9 +11,8 @@
 
 namespace leap::actors {
 
-msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, std::size_t workers,
+msg::executor_pool_actor spawn_executor_pool(caf::actor_system& sys, pool_options opts,
                                              std::shared_ptr<env::executor> exec,
-                                             std::shared_ptr<const task_catalog> tasks,
-                                             std::shared_ptr<job_trace> trace = nullptr);
+                                             std::shared_ptr<const task_catalog> tasks);
 
 } // namespace leap::actors

@@ -1,484 +1,414 @@
 #include "actors/gatekeeper.hpp"
 
+#include "actors/reference_cache.hpp"
+#include "actors/stage_barrier.hpp"
+#include "actors/stage_meter.hpp"
 #include "actors/verdicts.hpp"
+#include "messages/error_text.hpp"
 #include "policy/code_extract.hpp"
 
 #include <caf/all.hpp>
 
-#include <array>
 #include <cstdio>
+#include <deque>
 #include <map>
 
 namespace leap::actors {
 
 namespace {
 
-enum class phase { generating, compiling, executing, waiting_dcp, done };
-enum stage { stage_compile = 0, stage_execute = 1, stage_generate = 2 };
+using algo::attempt_phase;
+using algo::rollout_action;
+using clock_type = std::chrono::steady_clock;
 
-struct turn_data {
-  msg::turn_record rec;
-  std::string code;      // extracted ("" when the completion had none)
-  std::string feedback;  // the verdict's feedback text, shown on the next turn
-};
-
-struct attempt_state {
-  std::vector<turn_data> turns;
-  std::vector<int> pending_prompt; // the prompt of the turn being generated
-  phase ph = phase::generating;
-  std::uint64_t job = 0;           // compile or execute job in flight (0 = none sent yet)
-  bool cancelled = false;
-  int solved_turn = 0;
+// What the rollout does not keep: the tokens and timings of every turn, the prompt being
+// sampled, the job in flight and the built executable.
+struct attempt_io {
+  std::vector<msg::turn_record> turns; // one per rollout turn
+  std::vector<int> prompt;
+  std::uint64_t job = 0;
+  std::string executable;
 };
 
 struct group_state {
   msg::group_start start;
-  std::chrono::steady_clock::time_point t0;
-  std::vector<attempt_state> att;
-  int failed1 = 0, passed1 = 0;
-  algo::dcp_decision decision = algo::dcp_decision::undecided;
-  msg::group_result res;
+  const env::task_spec* task = nullptr;
+  clock_type::time_point t0;
+  algo::rollout r;
+  std::vector<attempt_io> io;
+  msg::group_result counts; // attempts, compiles, cache hits, cancelled, later-turn compiles
+  explicit group_state(const algo::rollout_config& c) : r(c) {}
 };
 
 struct gk_state {
-  caf::event_based_actor* self = nullptr;
+  msg::gatekeeper_actor::pointer self = nullptr;
   gatekeeper_options opts;
   std::shared_ptr<const task_catalog> tasks;
   msg::generator_pool_actor gen;
   msg::compiler_pool_actor comp;
   msg::executor_pool_actor exec;
-  caf::actor judge;
+  msg::judge_actor judge;
   std::map<std::uint64_t, group_state> groups;
-  std::map<std::string, std::string> ref_exe, ref_error;
-  using ref_cb = std::function<void(const std::string* exe, const std::string& error)>;
-  std::map<std::string, std::vector<ref_cb>> ref_waiters;
+  reference_cache refs;
+  std::unique_ptr<stage_meter> meter;
+  std::unique_ptr<stage_barrier> barrier;
   std::uint64_t next_id = 1;
-  // sync mode: operations in flight in the current stage, and the later stages' queues.
-  int outstanding = 0;
-  bool flush_armed = false;
-  std::array<std::vector<std::function<void()>>, 3> buffered;
-  // Stage utilisation: jobs in flight per stage, integrated over time (capped at the workers).
-  std::array<int, 3> in_stage{0, 0, 0};
-  std::array<double, 3> busy{0, 0, 0};
-  std::chrono::steady_clock::time_point t_start = std::chrono::steady_clock::now(), t_mark = t_start;
-  void account() {
-    auto now = std::chrono::steady_clock::now();
-    double dt = std::chrono::duration<double>(now - t_mark).count();
-    t_mark = now;
-    const std::array<int, 3> cap{opts.compilers, opts.executors, opts.generators};
-    for (int s = 0; s < 3; ++s)
-      busy[static_cast<std::size_t>(s)] +=
-        dt * std::min(in_stage[static_cast<std::size_t>(s)], cap[static_cast<std::size_t>(s)])
-        / std::max(1, cap[static_cast<std::size_t>(s)]);
-  }
-  void enter(stage s) {
-    account();
-    ++in_stage[s];
-  }
-  void leave(stage s) {
-    account();
-    --in_stage[s];
+
+  group_state* find(std::uint64_t gid) {
+    auto it = groups.find(gid);
+    return it == groups.end() ? nullptr : &it->second;
   }
 
-  // --- stage barriers (sync) or straight through (async) ---
-  void run(stage s, std::function<void()> f) {
-    if (!opts.sync) {
-      f();
-      return;
-    }
-    buffered[s].push_back(std::move(f));
-  }
-  void sent() {
-    if (opts.sync)
-      ++outstanding;
-  }
-  void replied() {
-    if (opts.sync) {
-      --outstanding;
-      maybe_flush();
-    }
-  }
-  void maybe_flush() {
-    if (!opts.sync || !flush_armed)
-      return;
-    while (outstanding == 0) {
-      bool ran = false;
-      for (int s : {stage_compile, stage_execute, stage_generate}) {
-        if (buffered[s].empty())
-          continue;
-        auto todo = std::move(buffered[s]);
-        buffered[s].clear();
-        for (auto& f : todo)
-          f();
-        ran = true;
-        break;
-      }
-      if (!ran) {
-        flush_armed = false; // idle: the next step's groups wait for their flush
-        return;
-      }
-    }
+  // The attempt still waits for a reply of this phase.
+  group_state* awaiting(std::uint64_t gid, int a, attempt_phase ph) {
+    auto* g = find(gid);
+    if (!g)
+      return nullptr;
+    const auto& at = g->r.attempt(a);
+    return at.end == algo::attempt_end::none && at.phase == ph ? g : nullptr;
   }
 
   static double since(const group_state& g) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - g.t0).count();
+    return std::chrono::duration<double>(clock_type::now() - g.t0).count();
   }
 
-  attempt_state* alive(std::uint64_t gid, std::size_t a) {
-    auto it = groups.find(gid);
-    if (it == groups.end())
-      return nullptr;
-    auto& at = it->second.att[a];
-    if (at.cancelled || at.ph == phase::done)
-      return nullptr;
-    return &at;
-  }
+  std::string render(const caf::error& e) { return msg::error_text(e, self->system()); }
 
   // --- a group ---
   void start_group(const msg::group_start& gs) {
-    auto t = tasks->find(gs.task);
-    auto& g = groups[gs.group_id];
+    auto [it, fresh] = groups.try_emplace(gs.group_id, opts.rollout);
+    if (!fresh)
+      return; // admitted twice: the first admission stands
+    auto& g = it->second;
     g.start = gs;
-    g.t0 = std::chrono::steady_clock::now();
-    g.res.group_id = gs.group_id;
-    g.res.task = gs.task;
-    g.res.epoch = gs.epoch;
-    g.res.index = gs.index;
-    g.att.resize(static_cast<std::size_t>(opts.group_size));
-    if (t == tasks->end()) {
-      for (std::size_t a = 0; a < g.att.size(); ++a)
-        drop(gs.group_id, a, "unknown task '" + gs.task + "'");
-      return;
+    g.t0 = clock_type::now();
+    g.io.resize(static_cast<std::size_t>(std::max(0, opts.rollout.group_size)));
+    auto t = tasks->find(gs.task);
+    g.task = t == tasks->end() ? nullptr : &t->second;
+    auto acts = g.r.start();
+    if (!g.task) {
+      acts.clear();
+      for (int a = 0; a < opts.rollout.group_size; ++a)
+        append(acts, g.r.dropped(a, "unknown task '" + gs.task + "'"));
     }
-    auto prompt = opts.encode_prompt(gs.task, {}, {});
-    std::vector<std::size_t> all;
-    for (std::size_t a = 0; a < g.att.size(); ++a) {
-      g.att[a].pending_prompt = prompt;
-      all.push_back(a);
-    }
-    generate(gs.group_id, all, {prompt}, opts.group_size);
+    perform(gs.group_id, std::move(acts));
   }
 
-  void generate(std::uint64_t gid, std::vector<std::size_t> idxs,
-                std::vector<std::vector<int>> prompts, int per_prompt) {
-    run(stage_generate, [this, gid, idxs, prompts, per_prompt] {
-      auto it = groups.find(gid);
-      if (it == groups.end())
+  static void append(std::vector<rollout_action>& to, std::vector<rollout_action> more) {
+    to.insert(to.end(), more.begin(), more.end());
+  }
+
+  // Carries out the rollout's actions in order; events they cause append more.
+  void perform(std::uint64_t gid, std::vector<rollout_action> acts) {
+    std::deque<rollout_action> todo(acts.begin(), acts.end());
+    while (!todo.empty()) {
+      auto* g = find(gid);
+      if (!g)
         return;
-      msg::generate_request req;
-      req.id = next_id++;
-      req.group_id = gid;
-      req.samples_per_prompt = per_prompt;
-      req.temperature = opts.temperature;
-      req.top_p = opts.top_p;
-      std::size_t longest = 0;
-      for (auto& p : prompts)
-        longest = std::max(longest, p.size());
-      req.max_new_tokens = std::max<int>(
-        1, std::min<int>(opts.max_new_tokens, opts.max_seq_len - static_cast<int>(longest)));
-      auto turn = it->second.att[idxs[0]].turns.size() + 1;
-      req.seed = opts.seed * 0x9E3779B97F4A7C15ull + gid * 1000003ull + turn * 7919ull + idxs[0];
-      req.prompts = std::move(prompts);
-      sent();
-      enter(stage_generate);
+      auto act = std::move(todo.front());
+      todo.pop_front();
+      switch (act.what) {
+        case rollout_action::kind::generate: generate(gid, *g, act, todo); break;
+        case rollout_action::kind::compile: compile(gid, act.attempts.at(0)); break;
+        case rollout_action::kind::execute: execute(gid, act.attempts.at(0)); break;
+        case rollout_action::kind::cancel: cancel(*g, act.attempts.at(0), act.stage); break;
+        case rollout_action::kind::finished: finish(gid); return;
+      }
+    }
+  }
+
+  void drop(std::uint64_t gid, int a, const std::string& why) {
+    auto* g = find(gid);
+    if (!g)
+      return;
+    std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n", g->start.task.c_str(),
+                 why.c_str());
+    perform(gid, g->r.dropped(a, why));
+  }
+
+  // --- generation ---
+  void generate(std::uint64_t gid, group_state& g, const rollout_action& act,
+                std::deque<rollout_action>& todo) {
+    std::vector<int> idxs;
+    std::vector<std::vector<int>> prompts;
+    auto no_room = [&](int a) {
+      auto more = g.r.no_room(a);
+      todo.insert(todo.end(), more.begin(), more.end());
+    };
+    const bool first = act.turn == 1;
+    for (int a : act.attempts) {
+      const auto& at = g.r.attempt(a);
+      std::vector<std::string> codes, feedbacks;
+      for (const auto& t : at.turns) {
+        codes.push_back(t.code);
+        feedbacks.push_back(t.feedback);
+      }
+      if (first && !prompts.empty()) { // turn 1: one prompt for the whole group
+        g.io[static_cast<std::size_t>(a)].prompt = prompts.front();
+        idxs.push_back(a);
+        continue;
+      }
+      auto p = opts.codec.encode(g.start.task, codes, feedbacks);
+      if (static_cast<int>(p.size()) + 16 > opts.max_seq_len) {
+        no_room(a);
+        continue;
+      }
+      g.io[static_cast<std::size_t>(a)].prompt = p;
+      idxs.push_back(a);
+      prompts.push_back(std::move(p));
+    }
+    if (idxs.empty())
+      return;
+    msg::generate_request req;
+    req.id = next_id++;
+    req.group_id = gid;
+    req.samples_per_prompt = first ? static_cast<std::int32_t>(idxs.size()) : 1;
+    req.temperature = opts.temperature;
+    req.top_p = opts.top_p;
+    std::size_t longest = 0;
+    for (auto& p : prompts)
+      longest = std::max(longest, p.size());
+    req.max_new_tokens = std::max<int>(
+      1, std::min<int>(opts.max_new_tokens, opts.max_seq_len - static_cast<int>(longest)));
+    req.seed = opts.seed * 0x9E3779B97F4A7C15ull + gid * 1000003ull
+               + static_cast<std::uint64_t>(act.turn) * 7919ull + static_cast<std::uint64_t>(idxs[0]);
+    req.prompts = std::move(prompts);
+    barrier->submit(stage::generate, [this, gid, idxs, req = std::move(req)]() mutable {
+      if (!find(gid))
+        return;
+      barrier->sent();
+      meter->enter(stage::generate);
       self->request(gen, opts.generate_timeout, msg::generate_atom_v, std::move(req))
         .then(
-          [this, gid, idxs](msg::generate_reply& r) {
-            leave(stage_generate);
-            on_generated(gid, idxs, r);
-            replied();
+          [this, gid, idxs](msg::generate_reply& rep) {
+            meter->leave(stage::generate);
+            on_generated(gid, idxs, rep);
+            barrier->replied();
           },
           [this, gid, idxs](caf::error& e) {
-            leave(stage_generate);
-            for (auto a : idxs)
-              if (alive(gid, a))
-                drop(gid, a, "generation failed: " + caf::to_string(e));
-            replied();
+            meter->leave(stage::generate);
+            auto why = "generation failed: " + render(e);
+            for (int a : idxs)
+              drop(gid, a, why);
+            barrier->replied();
           });
     });
   }
 
   // samples[k] belongs to attempt idxs[k] (one prompt x G on turn 1, a prompt each later).
-  void on_generated(std::uint64_t gid, const std::vector<std::size_t>& idxs,
-                    msg::generate_reply& r) {
-    for (std::size_t k = 0; k < r.samples.size() && k < idxs.size(); ++k) {
-      auto a = idxs[k];
-      auto* at = alive(gid, a);
-      if (!at)
+  void on_generated(std::uint64_t gid, const std::vector<int>& idxs, msg::generate_reply& rep) {
+    std::vector<rollout_action> acts;
+    for (std::size_t k = 0; k < idxs.size(); ++k) {
+      const int a = idxs[k];
+      auto* g = awaiting(gid, a, attempt_phase::generating);
+      if (!g)
         continue;
-      auto& g = groups[gid];
-      ++g.res.attempts;
-      auto& s = r.samples[k];
-      turn_data td;
-      td.rec.prompt = at->pending_prompt;
-      td.rec.completion = s.tokens;
-      td.rec.logprobs = s.logprobs;
-      td.rec.policy_version = r.policy_version;
-      td.rec.t_generated = since(g);
+      if (k >= rep.samples.size()) {
+        append(acts, g->r.dropped(a, "the generator returned " + std::to_string(rep.samples.size())
+                                       + " samples for " + std::to_string(idxs.size())));
+        continue;
+      }
+      auto& s = rep.samples[k];
+      auto& io = g->io[static_cast<std::size_t>(a)];
+      ++g->counts.attempts;
+      msg::turn_record rec;
+      rec.prompt = io.prompt;
+      rec.completion = s.tokens;
+      rec.logprobs = s.logprobs;
+      rec.policy_version = rep.policy_version;
+      rec.t_generated = since(*g);
+      io.turns.push_back(std::move(rec));
       auto ids = s.tokens;
       if (!ids.empty() && ids.back() == opts.eos_id)
         ids.pop_back();
-      auto ex = policy::extract_code(opts.decode(ids));
-      td.code = ex.ok ? ex.code : std::string();
-      at->turns.push_back(std::move(td));
-      if (!ex.ok) {
-        on_verdict(gid, a, no_code_verdict(g.start.task, opts.backend, ex.reason));
-        continue;
+      auto ex = policy::extract_code(opts.codec.decode(ids));
+      const auto tokens = static_cast<long long>(s.tokens.size());
+      if (ex.ok) {
+        append(acts, g->r.sampled(a, ex.code, tokens));
+      } else {
+        auto v = no_code_verdict(g->start.task, opts.backend, ex.reason);
+        record(*g, a, v);
+        append(acts, g->r.sampled_without_code(a, tokens, v.feedback));
       }
-      compile(gid, a);
     }
+    perform(gid, std::move(acts));
   }
 
-  void compile(std::uint64_t gid, std::size_t a) {
-    groups[gid].att[a].ph = phase::compiling;
-    run(stage_compile, [this, gid, a] {
-      auto* at = alive(gid, a);
-      if (!at)
+  // --- compilation ---
+  void compile(std::uint64_t gid, int a) {
+    barrier->submit(stage::compile, [this, gid, a] {
+      auto* g = awaiting(gid, a, attempt_phase::compiling);
+      if (!g)
         return;
-      auto& g = groups[gid];
-      at->job = next_id++;
-      if (at->turns.size() >= 2)
-        ++g.res.compiles_later_turns;
-      msg::compile_request req{at->job, g.start.task, at->turns.back().code, opts.backend, false};
-      sent();
-      enter(stage_compile);
+      const auto& at = g->r.attempt(a);
+      if (at.turns.size() >= 2)
+        ++g->counts.compiles_later_turns;
+      auto job = next_id++;
+      g->io[static_cast<std::size_t>(a)].job = job;
+      msg::compile_request req{job, g->start.task, at.turns.back().code, opts.backend, false};
+      barrier->sent();
+      meter->enter(stage::compile);
       self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
         .then(
           [this, gid, a](msg::compile_reply& r) {
-            leave(stage_compile);
+            meter->leave(stage::compile);
             on_compiled(gid, a, r);
-            replied();
+            barrier->replied();
           },
           [this, gid, a](caf::error& e) {
-            leave(stage_compile);
-            if (alive(gid, a))
-              drop(gid, a, "compile job failed: " + caf::to_string(e));
-            replied();
+            meter->leave(stage::compile);
+            if (awaiting(gid, a, attempt_phase::compiling))
+              drop(gid, a, "compile job failed: " + render(e));
+            barrier->replied();
           });
     });
   }
 
-  void on_compiled(std::uint64_t gid, std::size_t a, msg::compile_reply& r) {
-    auto* at = alive(gid, a);
-    if (!at)
+  void on_compiled(std::uint64_t gid, int a, msg::compile_reply& r) {
+    auto* g = awaiting(gid, a, attempt_phase::compiling);
+    if (!g)
       return;
-    auto& g = groups[gid];
-    at->job = 0;
+    auto& io = g->io[static_cast<std::size_t>(a)];
+    io.job = 0;
     if (r.cached)
-      ++g.res.cache_hits;
+      ++g->counts.cache_hits;
     else
-      ++g.res.compiles;
-    if (r.status == "ok") {
-      execute(gid, a, r.executable);
+      ++g->counts.compiles;
+    if (r.status == env::build_status::ok) {
+      io.executable = r.executable;
+      perform(gid, g->r.built(a));
       return;
     }
-    auto v = verdict_from_build(r, tasks->at(g.start.task), opts.backend);
+    auto v = verdict_from_build(r, *g->task, opts.backend);
     if (!v) {
-      drop(gid, a, "compiling failed inside leap (" + r.status + "): " + r.diagnostics);
+      drop(gid, a, std::string("the build gave no verdict (") + env::to_string(r.status)
+                     + "): " + r.diagnostics);
       return;
     }
-    on_verdict(gid, a, *v);
+    judge_turn(gid, a, *v);
   }
 
-  void with_reference(const std::string& task, ref_cb cb) {
-    if (auto it = ref_exe.find(task); it != ref_exe.end())
-      return cb(&it->second, "");
-    if (auto it = ref_error.find(task); it != ref_error.end())
-      return cb(nullptr, it->second);
-    auto& w = ref_waiters[task];
-    w.push_back(std::move(cb));
-    if (w.size() > 1)
-      return;
-    msg::compile_request req{next_id++, task, tasks->at(task).reference_source, opts.backend, true};
-    auto finish = [this, task](const std::string* exe, const std::string& err) {
-      if (exe)
-        ref_exe[task] = *exe;
-      else
-        ref_error[task] = err;
-      auto waiters = std::move(ref_waiters[task]);
-      ref_waiters.erase(task);
-      for (auto& f : waiters)
-        f(exe ? &ref_exe[task] : nullptr, err);
-    };
-    self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
-      .then(
-        [finish, task](msg::compile_reply& r) {
-          if (r.status == "ok")
-            finish(&r.executable, "");
-          else
-            finish(nullptr, "the reference of task '" + task + "' does not build (" + r.status
-                              + "): " + r.diagnostics);
-        },
-        [finish](caf::error& e) { finish(nullptr, "building the reference: " + caf::to_string(e)); });
-  }
-
-  void execute(std::uint64_t gid, std::size_t a, std::string exe) {
-    groups[gid].att[a].ph = phase::executing;
-    run(stage_execute, [this, gid, a, exe] {
-      if (!alive(gid, a))
+  // --- execution ---
+  void execute(std::uint64_t gid, int a) {
+    barrier->submit(stage::execute, [this, gid, a] {
+      auto* g = awaiting(gid, a, attempt_phase::executing);
+      if (!g)
         return;
-      sent();
-      with_reference(groups[gid].start.task, [this, gid, a, exe](const std::string* ref,
-                                                                 const std::string& err) {
-        auto* at = alive(gid, a);
-        if (!at) {
-          replied();
+      barrier->sent();
+      with_reference(g->start.task, [this, gid, a](const result<std::string>& ref) {
+        auto* g2 = awaiting(gid, a, attempt_phase::executing);
+        if (!g2) {
+          barrier->replied();
           return;
         }
         if (!ref) {
-          drop(gid, a, err);
-          replied();
+          drop(gid, a, ref.message());
+          barrier->replied();
           return;
         }
-        at->job = next_id++;
-        msg::exec_request req{at->job, groups[gid].start.task, opts.backend, exe, *ref, false};
-        enter(stage_execute);
-        self->request(this->exec, opts.exec_timeout, msg::exec_atom_v, std::move(req))
+        auto& io = g2->io[static_cast<std::size_t>(a)];
+        io.job = next_id++;
+        msg::exec_request req{io.job, g2->start.task, opts.backend, io.executable, *ref, false};
+        meter->enter(stage::execute);
+        self->request(exec, opts.exec_timeout, msg::exec_atom_v, std::move(req))
           .then(
             [this, gid, a](msg::exec_reply& r) {
-              leave(stage_execute);
-              if (auto* at2 = alive(gid, a)) {
-                at2->job = 0;
-                on_verdict(gid, a, r.v);
+              meter->leave(stage::execute);
+              if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
+                g3->io[static_cast<std::size_t>(a)].job = 0;
+                judge_turn(gid, a, r.v);
               }
-              replied();
+              barrier->replied();
             },
             [this, gid, a](caf::error& e) {
-              leave(stage_execute);
-              if (alive(gid, a))
-                drop(gid, a, "execute job failed: " + caf::to_string(e));
-              replied();
+              meter->leave(stage::execute);
+              if (awaiting(gid, a, attempt_phase::executing))
+                drop(gid, a, "execute job failed: " + render(e));
+              barrier->replied();
             });
       });
     });
   }
 
-  // --- verdicts, DCP, next turns ---
-  void on_verdict(std::uint64_t gid, std::size_t a, const env::verdict& v) {
-    auto& g = groups[gid];
-    auto& at = g.att[a];
-    auto& td = at.turns.back();
-    td.rec.status = env::to_string(v.st);
-    td.rec.reason = v.reason;
-    td.rec.timed = v.timed;
-    td.rec.speedup = v.speedup;
-    td.rec.t_verdict = since(g);
-    td.feedback = v.feedback;
-    const int turn = static_cast<int>(at.turns.size());
-    const bool ok = v.st == env::status::correct;
-    const bool multi = opts.max_turns > 1;
-    if (ok) {
-      at.solved_turn = turn;
-      at.ph = phase::done;
-    } else if (turn >= opts.max_turns) {
-      at.ph = phase::done;
-    } else if (turn == 1) {
-      if (g.decision == algo::dcp_decision::expand)
-        next_turns(gid, {a});
-      else if (g.decision == algo::dcp_decision::undecided)
-        at.ph = phase::waiting_dcp;
-      else
-        at.ph = phase::done;
-    } else {
-      next_turns(gid, {a});
-    }
-    if (turn == 1 && multi) {
-      (ok ? g.passed1 : g.failed1)++;
-      if (g.decision == algo::dcp_decision::undecided) {
-        auto d = algo::decide(opts.dcp, opts.group_size, g.failed1, g.passed1);
-        if (d != algo::dcp_decision::undecided)
-          apply(gid, d);
-      }
-    }
-    check_finished(gid);
+  void with_reference(const std::string& task, reference_cache::callback cb) {
+    if (!refs.request(task, std::move(cb)))
+      return;
+    msg::compile_request req{next_id++, task, tasks->at(task).reference_source, opts.backend, true};
+    self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
+      .then(
+        [this, task](msg::compile_reply& r) {
+          if (r.status == env::build_status::ok)
+            refs.built(task, r.executable);
+          else
+            refs.failed(task,
+                        "the reference of task '" + task + "' does not build ("
+                          + env::to_string(r.status) + "): " + r.diagnostics,
+                        r.status != env::build_status::cancelled);
+        },
+        [this, task](caf::error& e) {
+          refs.failed(task, "building the reference of task '" + task + "' failed: " + render(e),
+                      false);
+        });
   }
 
-  void apply(std::uint64_t gid, algo::dcp_decision d) {
-    auto& g = groups[gid];
-    g.decision = d;
-    std::vector<std::size_t> waiting;
-    for (std::size_t a = 0; a < g.att.size(); ++a) {
-      auto& at = g.att[a];
-      if (at.ph == phase::waiting_dcp) {
-        if (d == algo::dcp_decision::expand)
-          waiting.push_back(a);
-        else
-          at.ph = phase::done;
-      } else if (d != algo::dcp_decision::expand && !at.cancelled && at.ph != phase::done
-                 && at.turns.size() <= 1) {
-        cancel(gid, a);
-      }
-    }
-    if (!waiting.empty())
-      next_turns(gid, waiting);
+  // --- verdicts ---
+  void record(group_state& g, int a, const env::verdict& v) {
+    auto& rec = g.io[static_cast<std::size_t>(a)].turns.back();
+    rec.judged = true;
+    rec.status = v.st;
+    rec.reason = v.reason;
+    rec.timed = v.timed;
+    rec.speedup = v.speedup;
+    rec.t_verdict = since(g);
+  }
+
+  void judge_turn(std::uint64_t gid, int a, const env::verdict& v) {
+    auto* g = find(gid);
+    if (!g)
+      return;
+    record(*g, a, v);
+    algo::turn_judgement j;
+    j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
+                : v.st == env::status::correct ? algo::turn_verdict::correct
+                                               : algo::turn_verdict::failed;
+    j.feedback = v.feedback;
+    j.timed = v.timed;
+    j.speedup = v.speedup;
+    perform(gid, g->r.judged(a, j));
   }
 
   // A straggler of a pruned group: its queued or running job is cancelled in its pool at once.
-  void cancel(std::uint64_t gid, std::size_t a) {
-    auto& g = groups[gid];
-    auto& at = g.att[a];
-    if (at.ph == phase::compiling && at.job != 0)
-      self->send(comp, msg::cancel_atom_v, at.job);
-    else if (at.ph == phase::executing && at.job != 0)
-      self->send(exec, msg::cancel_atom_v, at.job);
-    ++g.res.cancelled;
-    at.cancelled = true;
-    at.ph = phase::done;
-  }
-
-  void next_turns(std::uint64_t gid, const std::vector<std::size_t>& idxs) {
-    auto& g = groups[gid];
-    std::vector<std::size_t> go;
-    std::vector<std::vector<int>> prompts;
-    for (auto a : idxs) {
-      auto& at = g.att[a];
-      std::vector<std::string> codes, feedbacks;
-      for (auto& t : at.turns) {
-        codes.push_back(t.code);
-        feedbacks.push_back(t.feedback);
-      }
-      auto p = opts.encode_prompt(g.start.task, codes, feedbacks);
-      if (static_cast<int>(p.size()) + 16 > opts.max_seq_len) {
-        at.ph = phase::done; // no room left to answer
-        continue;
-      }
-      g.res.activated = true;
-      at.ph = phase::generating;
-      at.pending_prompt = p;
-      go.push_back(a);
-      prompts.push_back(std::move(p));
+  void cancel(group_state& g, int a, attempt_phase where) {
+    auto& io = g.io[static_cast<std::size_t>(a)];
+    if (io.job != 0) {
+      if (where == attempt_phase::compiling)
+        self->send(comp, msg::cancel_atom_v, io.job);
+      else if (where == attempt_phase::executing)
+        self->send(exec, msg::cancel_atom_v, io.job);
     }
-    if (!go.empty())
-      generate(gid, go, std::move(prompts), 1);
+    ++g.counts.cancelled;
   }
 
-  void drop(std::uint64_t gid, std::size_t a, const std::string& why) {
-    auto& g = groups[gid];
-    auto& at = g.att[a];
-    std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n", g.start.task.c_str(),
-                 why.c_str());
-    at.cancelled = true;
-    at.ph = phase::done;
-    check_finished(gid);
-  }
-
-  void check_finished(std::uint64_t gid) {
+  void finish(std::uint64_t gid) {
     auto it = groups.find(gid);
     if (it == groups.end())
       return;
     auto& g = it->second;
-    for (auto& at : g.att)
-      if (at.ph != phase::done)
-        return;
-    auto res = std::move(g.res);
-    res.dcp = opts.max_turns > 1 ? algo::to_string(g.decision) : "single_turn";
-    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - g.t0).count();
-    for (auto& at : g.att) {
+    msg::group_result res = std::move(g.counts);
+    res.group_id = gid;
+    res.task = g.start.task;
+    res.epoch = g.start.epoch;
+    res.index = g.start.index;
+    res.dcp = g.r.decision();
+    res.activated = g.r.activated();
+    res.seconds = since(g);
+    const auto& atts = g.r.attempts();
+    for (std::size_t a = 0; a < atts.size(); ++a) {
       msg::trajectory_record tr;
-      tr.solved_turn = at.solved_turn;
-      tr.cancelled = at.cancelled;
-      for (auto& t : at.turns)
-        tr.turns.push_back(std::move(t.rec));
+      tr.solved_turn = atts[a].solved_turn;
+      tr.end = atts[a].end;
+      tr.end_reason = atts[a].end_reason;
+      tr.turns = std::move(g.io[a].turns);
       res.trajectories.push_back(std::move(tr));
     }
     groups.erase(it);
@@ -486,14 +416,18 @@ struct gk_state {
   }
 };
 
-using gk_actor = caf::stateful_actor<gk_state>;
+using gk_actor = msg::gatekeeper_actor::stateful_pointer<gk_state>;
 
-caf::behavior gatekeeper(gk_actor* self, gatekeeper_options opts,
-                         std::shared_ptr<const task_catalog> tasks,
-                         msg::generator_pool_actor gen, msg::compiler_pool_actor comp,
-                         msg::executor_pool_actor exec, caf::actor judge) {
+msg::gatekeeper_actor::behavior_type gatekeeper(gk_actor self, gatekeeper_options opts,
+                                                std::shared_ptr<const task_catalog> tasks,
+                                                msg::generator_pool_actor gen,
+                                                msg::compiler_pool_actor comp,
+                                                msg::executor_pool_actor exec,
+                                                msg::judge_actor judge) {
   auto& s = self->state;
   s.self = self;
+  s.meter = std::make_unique<stage_meter>(opts.generators, opts.compilers, opts.executors);
+  s.barrier = std::make_unique<stage_barrier>(opts.mode == msg::train_mode::sync);
   s.opts = std::move(opts);
   s.tasks = std::move(tasks);
   s.gen = std::move(gen);
@@ -502,26 +436,18 @@ caf::behavior gatekeeper(gk_actor* self, gatekeeper_options opts,
   s.judge = std::move(judge);
   return {
     [self](msg::group_atom, msg::group_start& gs) { self->state.start_group(gs); },
-    [self](msg::flush_atom) {
-      self->state.flush_armed = true;
-      self->state.maybe_flush();
-    },
-    [self](msg::stats_atom) -> std::vector<double> {
-      auto& st = self->state;
-      st.account();
-      double elapsed = std::chrono::duration<double>(st.t_mark - st.t_start).count();
-      return {elapsed, st.busy[stage_generate], st.busy[stage_compile], st.busy[stage_execute]};
-    },
+    [self](msg::flush_atom) { self->state.barrier->arm(); },
+    [self](msg::stats_atom) -> msg::stage_usage { return self->state.meter->usage(); },
   };
 }
 
 } // namespace
 
-caf::actor spawn_gatekeeper(caf::actor_system& sys, gatekeeper_options opts,
-                            std::shared_ptr<const task_catalog> tasks,
-                            msg::generator_pool_actor generators,
-                            msg::compiler_pool_actor compilers,
-                            msg::executor_pool_actor executors, caf::actor judge) {
+msg::gatekeeper_actor spawn_gatekeeper(caf::actor_system& sys, gatekeeper_options opts,
+                                       std::shared_ptr<const task_catalog> tasks,
+                                       msg::generator_pool_actor generators,
+                                       msg::compiler_pool_actor compilers,
+                                       msg::executor_pool_actor executors, msg::judge_actor judge) {
   return sys.spawn(gatekeeper, std::move(opts), std::move(tasks), std::move(generators),
                    std::move(compilers), std::move(executors), std::move(judge));
 }

@@ -1,19 +1,20 @@
-// The DCP gatekeeper: owns every admitted group from its first sample to its last verdict.
-// It sends each attempt on (generator pool -> compiler pool -> executor pool), applies
-// Difficulty-Conditioned Pruning to turn-1 verdicts as soon as the verdicts in make the
-// decision certain, builds the next-turn prompt (task, previous code, feedback) for each failed
-// attempt of an expanded group, cancels the queued and running work of a pruned group's
-// stragglers at once, and hands every finished group to the judge.
-//
-// mode async: each attempt flows on as soon as its own step is done. mode sync: the same path
-// with stage barriers over all groups in flight: generate all, compile all, execute all (the
-// trainer sends flush_atom after admitting a step's groups).
-// Spawned by runtime/; talks to the pools through their typed handles.
+// The DCP gatekeeper: owns every admitted group from its first sample to its last verdict. It is
+// a thin adapter around the pure rollout state machine (algo/rollout.hpp), which decides what
+// happens next (compile, execute, DCP, next turn, cancel, finished); the gatekeeper does the I/O:
+// it renders prompts, sends requests to the generator, compiler and executor pools, turns their
+// replies into the rollout's events (a job that fails on every try drops its attempt, never
+// judges it), builds each task's reference once (actors/reference_cache.hpp), meters stage
+// utilisation (actors/stage_meter.hpp) and, in sync mode, holds each stage's work behind a
+// barrier (actors/stage_barrier.hpp). Every finished group goes to the judge with its records.
+// `leap train`, `leap eval` and `leap bench` all run it (runtime/pipeline/assembly.hpp).
+// Spawned by the pipeline assembly; talks to the pools and the judge through their typed handles.
 #pragma once
 
 #include "actors/compiler_pool.hpp"
-#include "algo/dcp.hpp"
+#include "algo/rollout.hpp"
+#include "env/backend.hpp"
 #include "messages/interfaces.hpp"
+#include "messages/modes.hpp"
 
 #include <caf/fwd.hpp>
 
@@ -25,23 +26,27 @@
 
 namespace leap::actors {
 
+// Prompt rendering and decoding (the tokenizer lives in policy/; passed as functions so this
+// actor's TU does not depend on it). Called on the gatekeeper's thread.
+struct prompt_codec {
+  // The prompt of the next turn: the task, and each earlier turn's code and feedback.
+  std::function<std::vector<int>(const std::string& task, const std::vector<std::string>& codes,
+                                 const std::vector<std::string>& feedbacks)>
+    encode;
+  std::function<std::string(const std::vector<int>&)> decode;
+};
+
 struct gatekeeper_options {
-  int group_size = 8;
-  int max_turns = 3;
-  algo::dcp_config dcp;
-  bool sync = false;
+  algo::rollout_config rollout;    // G, max_turns, DCP, cancel_pruned_turn1
+  msg::train_mode mode = msg::train_mode::async;
   double temperature = 1.0;
   double top_p = 1.0;
   int max_new_tokens = 384;
   std::uint64_t seed = 1;
-  std::string backend = "cpu";
+  env::backend backend = env::backend::cpu;
   int max_seq_len = 2048;
   int eos_id = -1;
-  // Prompt rendering and decoding (the tokenizer lives in policy/; passed as functions so this
-  // actor's TU does not depend on it).
-  std::function<std::vector<int>(const std::string& task, const std::vector<std::string>& codes,
-                                 const std::vector<std::string>& feedbacks)> encode_prompt;
-  std::function<std::string(const std::vector<int>&)> decode;
+  prompt_codec codec;
   // Workers per stage, for the utilisation figures (busy workers / workers, time-averaged).
   int generators = 1, compilers = 1, executors = 1;
   std::chrono::milliseconds generate_timeout{std::chrono::minutes(30)};
@@ -49,14 +54,10 @@ struct gatekeeper_options {
   std::chrono::milliseconds exec_timeout{std::chrono::minutes(10)};
 };
 
-// Messages it takes: (group_atom, group_start), (flush_atom) in sync mode, (stats_atom) ->
-// std::vector<double>{seconds since start, busy worker-seconds of generation / workers, of
-// compilation / workers, of execution / workers} (differences over a step give that step's
-// stage utilisation). It sends (finished_atom, group_result) to `judge`.
-caf::actor spawn_gatekeeper(caf::actor_system& sys, gatekeeper_options opts,
-                            std::shared_ptr<const task_catalog> tasks,
-                            msg::generator_pool_actor generators,
-                            msg::compiler_pool_actor compilers,
-                            msg::executor_pool_actor executors, caf::actor judge);
+msg::gatekeeper_actor spawn_gatekeeper(caf::actor_system& sys, gatekeeper_options opts,
+                                       std::shared_ptr<const task_catalog> tasks,
+                                       msg::generator_pool_actor generators,
+                                       msg::compiler_pool_actor compilers,
+                                       msg::executor_pool_actor executors, msg::judge_actor judge);
 
 } // namespace leap::actors

@@ -17,9 +17,8 @@ std::size_t pool_slots(const policy::generation_engine& e) {
 
 } // namespace
 
-msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
-                                               std::shared_ptr<policy::generation_engine> engine,
-                                               std::shared_ptr<job_trace> trace) {
+msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys, pool_options opts,
+                                               std::shared_ptr<policy::generation_engine> engine) {
   using runner_t = job_runner<msg::generate_request, msg::generate_reply>;
   auto runner = std::make_shared<runner_t>();
   runner->start = [engine](const msg::generate_request& req,
@@ -34,7 +33,7 @@ msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
     auto id = req.id;
     auto jid = engine->submit(std::move(job), [done, id](result<policy::generation_output> r) {
       if (!r) {
-        done({}, r.message());
+        done(r.err());
         return;
       }
       msg::generate_reply rep;
@@ -44,7 +43,7 @@ msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
       rep.worker = r->worker;
       for (auto& s : r->samples)
         rep.samples.push_back({std::move(s.tokens), std::move(s.logprobs), std::move(s.finish)});
-      done(std::move(rep), "");
+      done(std::move(rep));
     });
     std::weak_ptr<policy::generation_engine> weak = engine;
     return [weak, jid] {
@@ -53,14 +52,16 @@ msg::generator_pool_actor spawn_generator_pool(caf::actor_system& sys,
     };
   };
   runner->count = [](const msg::generate_reply&, msg::pool_stats&) {};
-  runner->trace = std::move(trace);
+  runner->observer = std::move(opts.observer);
+  runner->retries = opts.retries;
   return sys.spawn(supervised_pool<msg::generate_atom, msg::generate_request, msg::generate_reply>,
                    std::string("generator_pool"), pool_slots(*engine), runner);
 }
 
 namespace {
 
-caf::behavior weights_sink(caf::event_based_actor*, std::shared_ptr<policy::generation_engine> engine) {
+msg::weights_sink_actor::behavior_type
+weights_sink(msg::weights_sink_actor::pointer, std::shared_ptr<policy::generation_engine> engine) {
   return {
     [engine](msg::weights_atom, msg::weights_update& w) {
       engine->publish(w.version, std::move(w.safetensors));
@@ -70,8 +71,8 @@ caf::behavior weights_sink(caf::event_based_actor*, std::shared_ptr<policy::gene
 
 } // namespace
 
-caf::actor spawn_weights_sink(caf::actor_system& sys,
-                              std::shared_ptr<policy::generation_engine> engine) {
+msg::weights_sink_actor spawn_weights_sink(caf::actor_system& sys,
+                                           std::shared_ptr<policy::generation_engine> engine) {
   return sys.spawn(weights_sink, std::move(engine));
 }
 

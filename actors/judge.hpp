@@ -1,16 +1,18 @@
 // The tournament judge: scores each finished group with the configured advantage estimator
-// (LEAP's rank tournament, or the grpo / drgrpo / trloo / discounted baselines, algo/) and sends
-// the scored group to the learner. Cancelled stragglers of a pruned group have no verdict: they
-// take no part and get no advantage. Stateless apart from its configuration.
+// (LEAP's rank tournament, or the grpo / drgrpo / trloo / discounted baselines; the arithmetic is
+// actors/group_scoring.hpp) and sends the scored group to the learner. Attempts that are not
+// ranked (dropped, cancelled, unsupported) take no part and get no advantage. Stateless apart
+// from its configuration. Spawned by the pipeline assembly.
 #pragma once
 
 #include "algo/advantages.hpp"
+#include "messages/interfaces.hpp"
 
 #include <caf/fwd.hpp>
 
 namespace leap::actors {
 
-// Takes (finished_atom, group_result); sends (scored_atom, scored_group) to `learner`.
-caf::actor spawn_judge(caf::actor_system& sys, algo::estimator_config cfg, caf::actor learner);
+msg::judge_actor spawn_judge(caf::actor_system& sys, algo::estimator_config cfg,
+                             msg::learner_actor learner);
 
 } // namespace leap::actors

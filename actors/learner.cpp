@@ -1,8 +1,8 @@
 #include "actors/learner.hpp"
 
 #include "actors/batch_buffer.hpp"
+#include "actors/group_scoring.hpp"
 #include "actors/step_summary.hpp"
-#include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
@@ -17,21 +17,25 @@ namespace {
 struct learner_state {
   std::shared_ptr<policy::policy_model> model;
   learner_options opts;
-  caf::actor sink, subscriber;
+  msg::weights_sink_actor sink;
+  msg::trainer_actor subscriber;
   std::optional<batch_buffer> buffer;
   std::int64_t step = 0;
+  bool failed = false; // a step failed: no further step
 };
 
+// One learner step over the B groups of `groups`.
 msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups) {
   auto t0 = std::chrono::steady_clock::now();
-  msg::step_report rep = summarize_step(groups, st.opts.progress, st.opts.task_count);
+  auto progress = st.opts.progress; // committed only when the step succeeds
+  msg::step_report rep = summarize_step(groups, progress, st.opts.task_count);
   std::vector<policy::rl_sequence> batch;
   std::int64_t oldest = st.step;
   for (auto& sg : groups) {
     auto& g = sg.group;
     for (std::size_t i = 0; i < g.trajectories.size(); ++i) {
       auto& tr = g.trajectories[i];
-      if (tr.cancelled || tr.turns.empty())
+      if (!is_ranked(tr))
         continue;
       for (std::size_t j = 0; j < tr.turns.size(); ++j) {
         auto& t = tr.turns[j];
@@ -47,21 +51,26 @@ msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups)
   bool any_signal = false;
   for (auto& s : batch)
     any_signal = any_signal || s.advantage != 0.0;
+  rep.outcome = any_signal ? msg::step_outcome::trained : msg::step_outcome::no_signal;
   if (any_signal) {
     auto r = st.model->grpo_step(batch, st.opts.rl);
     if (!r) {
-      std::fprintf(stderr, "leap: learner step %lld failed: %s\n",
-                   static_cast<long long>(st.step + 1), r.message().c_str());
-    } else {
-      rep.loss = r->loss;
-      rep.pg_loss = r->pg_loss;
-      rep.kl = r->kl;
-      rep.clip_fraction = r->clip_fraction;
-      rep.grad_norm = r->grad_norm;
-      rep.tokens = r->tokens;
-      rep.sequences = r->sequences;
+      rep.outcome = msg::step_outcome::failed;
+      rep.error = "learner step " + std::to_string(st.step + 1) + " failed: " + r.message();
+      rep.step = st.step + 1;
+      rep.policy_version = st.step;
+      st.failed = true;
+      return rep;
     }
+    rep.loss = r->loss;
+    rep.pg_loss = r->pg_loss;
+    rep.kl = r->kl;
+    rep.clip_fraction = r->clip_fraction;
+    rep.grad_norm = r->grad_norm;
+    rep.tokens = r->tokens;
+    rep.sequences = r->sequences;
   }
+  st.opts.progress = std::move(progress);
   ++st.step;
   rep.step = st.step;
   rep.policy_version = st.step;
@@ -69,23 +78,24 @@ msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups)
   return rep;
 }
 
-// Saves the model, optimizer and trainer state to `dir`; "" on success, else why not.
-std::string save(learner_state& st, const std::string& dir, const std::string& extra) {
+// Saves the model, optimizer and trainer state to `dir`.
+result<void> save(learner_state& st, const std::string& dir, const std::string& extra) {
   nlohmann::json j = nlohmann::json::object();
   try {
     if (!extra.empty())
       j = nlohmann::json::parse(extra);
   } catch (const std::exception& e) {
-    return std::string("the trainer state is not JSON: ") + e.what();
+    return make_error(std::string("the trainer state is not JSON: ") + e.what());
   }
   j["progress"] = nlohmann::json::parse(progress_to_json(st.opts.progress));
-  auto r = st.model->save_with_state(dir, st.opts.tokenizer_json_path, st.step, st.step, j.dump());
-  return r ? std::string() : r.message();
+  return st.model->save_with_state(dir, st.opts.tokenizer_json_path, st.step, st.step, j.dump());
 }
 
-caf::behavior learner(caf::stateful_actor<learner_state>* self,
-                      std::shared_ptr<policy::policy_model> model, learner_options opts,
-                      caf::actor sink) {
+using learner_actor_ptr = msg::learner_actor::stateful_pointer<learner_state>;
+
+msg::learner_actor::behavior_type learner(learner_actor_ptr self,
+                                          std::shared_ptr<policy::policy_model> model,
+                                          learner_options opts, msg::weights_sink_actor sink) {
   auto& s = self->state;
   s.model = std::move(model);
   s.opts = std::move(opts);
@@ -95,36 +105,53 @@ caf::behavior learner(caf::stateful_actor<learner_state>* self,
   return {
     [self](msg::scored_atom, msg::scored_group& g) {
       auto& st = self->state;
+      if (st.failed)
+        return;
       st.buffer->push(std::move(g));
-      while (auto take = st.buffer->pop()) {
+      while (!st.failed) {
+        auto take = st.buffer->pop();
+        if (!take)
+          break;
         auto rep = learn(st, std::move(*take));
-        // A new policy version: every trained step is published (no-signal steps included, so
-        // versions and steps stay equal).
-        auto w = st.model->export_weights();
-        if (w)
-          self->send(st.sink, msg::weights_atom_v, msg::weights_update{rep.policy_version, std::move(*w)});
-        else
-          std::fprintf(stderr, "leap: publishing weights failed: %s\n", w.message().c_str());
-        if (st.opts.checkpoint_every > 0 && st.step % st.opts.checkpoint_every == 0) {
-          rep.checkpoint_error = save(st, st.opts.checkpoint_dir, st.opts.extra_json);
-          rep.checkpointed = true;
+        if (rep.outcome != msg::step_outcome::failed) {
+          // A new policy version: every step is published (no-signal steps included, so
+          // versions and steps stay equal). Without a sink no generator follows these weights
+          // (stand-in generators).
+          if (st.sink) {
+            auto w = st.model->export_weights();
+            if (w)
+              self->send(st.sink, msg::weights_atom_v,
+                         msg::weights_update{rep.policy_version, std::move(*w)});
+            else
+              std::fprintf(stderr, "leap: publishing weights failed: %s\n", w.message().c_str());
+          }
+          if (st.opts.checkpoint_every > 0 && st.step % st.opts.checkpoint_every == 0) {
+            auto saved = save(st, st.opts.checkpoint_dir, st.opts.extra_json);
+            rep.checkpoint = saved ? msg::checkpoint_state::saved : msg::checkpoint_state::failed;
+            if (!saved)
+              rep.checkpoint_error = saved.message();
+          }
         }
         if (st.subscriber)
           self->send(st.subscriber, msg::report_atom_v, std::move(rep));
       }
     },
-    [self](msg::report_atom, caf::actor& who) { self->state.subscriber = who; },
-    [self](msg::save_atom, std::string& dir, std::string& extra) -> std::string {
-      return save(self->state, dir, extra);
+    [self](msg::subscribe_atom, msg::trainer_actor& who) { self->state.subscriber = who; },
+    [self](msg::save_atom, msg::save_request& req) -> caf::result<msg::checkpoint_saved> {
+      auto r = save(self->state, req.dir, req.extra_json);
+      if (!r)
+        return caf::make_error(caf::sec::runtime_error, r.message());
+      return msg::checkpoint_saved{req.dir, self->state.step};
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,
-                         learner_options opts, caf::actor weights_sink) {
-  return sys.spawn<caf::detached>(learner, std::move(model), std::move(opts), std::move(weights_sink));
+msg::learner_actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,
+                                 learner_options opts, msg::weights_sink_actor weights_sink) {
+  return sys.spawn<caf::detached>(learner, std::move(model), std::move(opts),
+                                  std::move(weights_sink));
 }
 
 } // namespace leap::actors

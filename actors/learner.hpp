@@ -1,13 +1,17 @@
 // The GRPO learner: collects scored groups; every B groups (in admission or finish order,
 // actors/batch_buffer.hpp) it takes one learner step (one or more optimizer steps) of the
 // token-level clipped surrogate (policy::policy_model::grpo_step: clip-higher, optional k3 KL,
-// token-mean or Dr.GRPO aggregation, gradient-norm clip, AdamW), publishes the new policy
-// version to the generators' weights sink and reports the step to its subscriber (the trainer).
-// A detached actor: its optimizer steps block its own thread, never CAF's scheduler.
+// token-mean or Dr.GRPO aggregation, gradient-norm clip, AdamW) over the ranked attempts,
+// publishes the new policy version to the generators' weights sink and reports the step to its
+// subscriber (the trainer). A step whose optimizer step fails is reported as failed with the
+// reason (no new version, its tasks not marked done) and the learner takes no further step: the
+// trainer saves and ends the run. A detached actor: its optimizer steps block its own thread,
+// never CAF's scheduler. Spawned by the pipeline assembly.
 #pragma once
 
 #include "actors/batch_buffer.hpp"
 #include "actors/task_progress.hpp"
+#include "messages/interfaces.hpp"
 #include "policy/policy_model.hpp"
 
 #include <caf/fwd.hpp>
@@ -21,7 +25,6 @@ namespace leap::actors {
 struct learner_options {
   int batch_groups = 4;
   batch_order order = batch_order::finish; // which B groups make a step (batch_buffer.hpp)
-  int max_turns = 3;
   policy::rl_options rl;
   std::int64_t start_step = 0;     // steps already taken (resume)
   std::string tokenizer_json_path; // copied into every checkpoint
@@ -34,11 +37,7 @@ struct learner_options {
   std::string extra_json;          // saved with every checkpoint (a JSON object)
 };
 
-// Takes: (scored_atom, scored_group); (report_atom, caf::actor) subscribes the step reports'
-// receiver (reports of checkpointed steps say so); (save_atom, dir, extra_json) -> std::string
-// (extra_json is a JSON object; the learner adds its "progress") ("" = saved, else why not).
-// Sends (weights_atom, weights_update) to `weights_sink` and (report_atom, step_report).
-caf::actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,
-                         learner_options opts, caf::actor weights_sink);
+msg::learner_actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,
+                                 learner_options opts, msg::weights_sink_actor weights_sink);
 
 } // namespace leap::actors

@@ -1,12 +1,18 @@
-// A supervised pool of worker actors, shared by the compiler pool and the executor pool.
-// The pool (typed, see messages/interfaces.hpp) queues jobs, hands each to an idle worker, and
-// monitors its workers: a dead worker is replaced, and its job retried once on the replacement,
-// then failed with a clear reason. A worker runs one job at a time without blocking its thread:
-// the job's work happens in child processes (env::process_runner) and its completion comes back
-// as a message. Included only by actors/*.cpp (it pulls in CAF).
+// A supervised pool of worker actors, shared by the compiler, executor and generator pools.
+// The pool (typed, msg::pool_actor) queues jobs, hands each to an idle worker, and monitors its
+// workers: a dead worker is replaced. One retry rule covers every infrastructure failure of a
+// job, a worker that died under it or a job the runner reports failed (an error, not a reply:
+// a tool that would not start, a compiler stage killed by a signal, the reference crashing):
+// the job runs up to `retries` more times, then its request fails with an error naming the pool,
+// the job and the last reason. A cancelled job is never retried. A worker runs one job at a time
+// without blocking its thread: the job's work happens in child processes or on the generation
+// engine's threads, and its completion comes back as a message. Included only by actors/*.cpp,
+// bench/ and tests/ (it pulls in CAF).
 #pragma once
 
-#include "actors/job_trace.hpp"
+#include "actors/pool_options.hpp"
+#include "common/result.hpp"
+#include "messages/error_text.hpp"
 #include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
@@ -17,24 +23,35 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace leap::actors {
 
-// How a pool runs one job: start it, and report `done(reply, error_text)` exactly once from
-// any thread; the returned function cancels it (kills its processes).
+// How a pool runs one job: start it, and report `done` exactly once from any thread, with the
+// reply or with an error (a failure inside leap, which the pool retries); the returned function
+// cancels it (kills its processes).
 template <class Request, class Reply>
 struct job_runner {
-  using done_fn = std::function<void(Reply, std::string)>;
+  using done_fn = std::function<void(result<Reply>)>;
   using cancel_fn = std::function<void()>;
   std::function<cancel_fn(const Request&, done_fn)> start;
   // Classifies replies for the statistics.
   std::function<void(const Reply&, msg::pool_stats&)> count;
-  // Optional: records queueing, start and end of every job (benchmarks).
-  std::shared_ptr<job_trace> trace;
+  // Optional: sees queueing, start and end of every job (benchmarks).
+  std::shared_ptr<pool_observer> observer;
+  // More tries after an infrastructure failure (compiler.retries, executor.retries).
+  int retries = 1;
 };
 
 namespace detail {
+
+// Replies that say how many tries they took.
+template <class Reply, class = void>
+struct has_attempts : std::false_type {};
+template <class Reply>
+struct has_attempts<Reply, std::void_t<decltype(std::declval<Reply&>().attempts)>>
+  : std::true_type {};
 
 // Where the jobs of one worker report their completion. Jobs finish on foreign threads (the
 // process runner's I/O thread), which must never own a reference to the worker actor: dropping
@@ -77,6 +94,8 @@ struct worker_state {
   }
 };
 
+// A worker: runs one job at a time for its pool. An exception from the runner kills the worker
+// (the pool replaces it and retries the job).
 template <class Atom, class Request, class Reply>
 caf::behavior pool_worker(caf::stateful_actor<worker_state<Request, Reply>>* self,
                           std::shared_ptr<job_runner<Request, Reply>> runner) {
@@ -88,19 +107,27 @@ caf::behavior pool_worker(caf::stateful_actor<worker_state<Request, Reply>>* sel
       auto id = req.id;
       self->state.promises.emplace(id, rp);
       self->state.cancels[id] = self->state.runner->start(
-        req, [mb = self->state.mailbox, id](Reply r, std::string err) {
-          mb->send(msg::done_atom_v, id, std::move(r), std::move(err));
+        req, [mb = self->state.mailbox, id](result<Reply> r) {
+          if (r)
+            mb->send(msg::done_atom_v, id, std::move(*r));
+          else
+            mb->send(msg::done_atom_v, id, r.message());
         });
       return caf::delegated<Reply>();
     },
-    [=](msg::done_atom, std::uint64_t id, Reply& r, std::string& err) {
+    [=](msg::done_atom, std::uint64_t id, Reply& r) {
       auto it = self->state.promises.find(id);
       if (it == self->state.promises.end())
         return;
-      if (err.empty())
-        it->second.deliver(std::move(r));
-      else
-        it->second.deliver(caf::make_error(caf::sec::runtime_error, std::move(err)));
+      it->second.deliver(std::move(r));
+      self->state.promises.erase(it);
+      self->state.cancels.erase(id);
+    },
+    [=](msg::done_atom, std::uint64_t id, std::string& failure) {
+      auto it = self->state.promises.find(id);
+      if (it == self->state.promises.end())
+        return;
+      it->second.deliver(caf::make_error(caf::sec::runtime_error, std::move(failure)));
       self->state.promises.erase(it);
       self->state.cancels.erase(id);
     },
@@ -108,9 +135,6 @@ caf::behavior pool_worker(caf::stateful_actor<worker_state<Request, Reply>>* sel
       auto it = self->state.cancels.find(id);
       if (it != self->state.cancels.end() && it->second)
         it->second();
-    },
-    [=](msg::crash_atom) {
-      throw std::runtime_error("fault injected into a pool worker");
     },
   };
 }
@@ -122,7 +146,8 @@ struct pool_state {
   struct job {
     Request req;
     caf::typed_response_promise<Reply> rp;
-    int attempts = 0;
+    int attempts = 0;        // tries started
+    bool cancelled = false;  // cancelled while running: its outcome is delivered, never retried
   };
   std::string name;
   std::shared_ptr<job_runner<Request, Reply>> runner;
@@ -132,6 +157,10 @@ struct pool_state {
   std::map<std::uint64_t, std::shared_ptr<job>> inflight;
   std::deque<job> queue;
   msg::pool_stats stats;
+  void observe(pool_observer::event e, std::uint64_t id, std::size_t slot = 0) {
+    if (runner->observer)
+      runner->observer->on_job(e, id, static_cast<std::uint32_t>(slot));
+  }
   ~pool_state() {
     // Workers live exactly as long as their pool (see reply_mailbox): they end on their own
     // threads, cancelling their jobs, before the actor system can go away.
@@ -152,6 +181,7 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
                 std::shared_ptr<job_runner<Request, Reply>> runner) {
   using state_t = pool_state<Atom, Request, Reply>;
   using job_t = typename state_t::job;
+  using event = pool_observer::event;
   auto& st = self->state;
   st.name = name;
   st.runner = runner;
@@ -166,17 +196,24 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
     st.busy.push_back(false);
   }
   st.stats.workers = static_cast<std::uint32_t>(st.workers.size());
-  // A job whose worker died: retry it once on a fresh worker, then fail it with a reason.
-  auto retry_or_fail = [self](std::shared_ptr<job_t> j) {
+  // An infrastructure failure of a try: run the job again (first in line), or fail it once it
+  // used its retries.
+  auto retry_or_fail = [self](std::shared_ptr<job_t> j, const std::string& why) {
     auto& s = self->state;
-    if (j->attempts < 2) {
+    if (j->cancelled) {
+      j->rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                    s.name + ": job " + std::to_string(j->req.id)
+                                      + " was cancelled"));
+      return;
+    }
+    if (j->attempts <= std::max(0, s.runner->retries)) {
       ++s.stats.retried;
       s.queue.push_front(std::move(*j));
     } else {
       ++s.stats.failed;
       j->rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                    s.name + ": job " + std::to_string(j->req.id)
-                                      + " failed: its worker died twice (retried once)"));
+                                    s.name + ": job " + std::to_string(j->req.id) + " failed on "
+                                      + std::to_string(j->attempts) + " tries: " + why));
     }
   };
   // Hands queued jobs to idle workers. It refers to itself weakly (the pool's handlers own it).
@@ -196,9 +233,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       s.busy[slot] = true;
       s.running[id] = slot;
       s.inflight[id] = j;
-      if (s.runner->trace)
-        s.runner->trace->record(job_event::kind::started, id, static_cast<std::uint32_t>(slot));
-      // The worker either replies, or dies (down_msg below takes the job over).
+      s.observe(event::started, id, slot);
+      // The worker either replies, fails the job, or dies (down_msg below frees its slot).
       self->request(s.workers[slot], caf::infinite, Atom::value, j->req)
         .then(
           [self, dispatch, id, slot](Reply& r) {
@@ -210,10 +246,11 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
             s.inflight.erase(it);
             s.running.erase(id);
             s.busy[slot] = false;
-            if (s.runner->trace)
-              s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
+            s.observe(event::finished, id, slot);
             ++s.stats.completed;
             s.runner->count(r, s.stats);
+            if constexpr (detail::has_attempts<Reply>::value)
+              r.attempts = job->attempts;
             job->rp.deliver(std::move(r));
             (*dispatch)();
           },
@@ -225,14 +262,12 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
             auto job = it->second;
             s.inflight.erase(it);
             s.running.erase(id);
-            if (s.runner->trace)
-              s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
+            s.observe(event::finished, id, slot);
             if (e == caf::sec::request_receiver_down) {
-              retry_or_fail(job); // the slot is freed when down_msg replaces the worker
+              retry_or_fail(job, "its worker died"); // the slot is freed when down_msg replaces it
             } else {
               s.busy[slot] = false;
-              ++s.stats.failed;
-              job->rp.deliver(std::move(e));
+              retry_or_fail(job, msg::error_text(e, self->system()));
             }
             (*dispatch)();
           });
@@ -249,13 +284,12 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
           lost.push_back(id);
       for (auto id : lost) {
         s.running.erase(id);
-        if (s.runner->trace)
-          s.runner->trace->record(job_event::kind::finished, id, static_cast<std::uint32_t>(slot));
+        s.observe(event::finished, id, slot);
         auto it = s.inflight.find(id);
         if (it != s.inflight.end()) {
           auto job = it->second;
           s.inflight.erase(it);
-          retry_or_fail(job);
+          retry_or_fail(job, "its worker died");
         }
       }
       s.workers[slot] = spawn_worker();
@@ -268,9 +302,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
   return {
     [self, dispatch](Atom, Request req) -> caf::result<Reply> {
       auto rp = self->template make_response_promise<Reply>();
-      if (self->state.runner->trace)
-        self->state.runner->trace->record(job_event::kind::queued, req.id);
-      self->state.queue.push_back(job_t{std::move(req), rp, 0});
+      self->state.observe(event::queued, req.id);
+      self->state.queue.push_back(job_t{std::move(req), rp, 0, false});
       (*dispatch)();
       return rp;
     },
@@ -279,8 +312,7 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
         if (it->req.id == id) {
           ++s.stats.cancelled;
-          if (s.runner->trace)
-            s.runner->trace->record(job_event::kind::withdrawn, id);
+          s.observe(event::withdrawn, id);
           it->rp.deliver(caf::make_error(caf::sec::runtime_error,
                                          s.name + ": job " + std::to_string(id)
                                            + " was cancelled before it started"));
@@ -290,6 +322,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       }
       if (auto r = s.running.find(id); r != s.running.end()) {
         ++s.stats.cancelled;
+        if (auto j = s.inflight.find(id); j != s.inflight.end())
+          j->second->cancelled = true;
         caf::anon_send(s.workers[r->second], msg::cancel_atom_v, id);
       }
     },
@@ -299,11 +333,6 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
       out.queued = static_cast<std::uint32_t>(s.queue.size());
       out.busy = static_cast<std::uint32_t>(std::count(s.busy.begin(), s.busy.end(), true));
       return out;
-    },
-    [self](msg::crash_atom, std::uint32_t slot) {
-      auto& s = self->state;
-      if (slot < s.workers.size())
-        caf::anon_send(s.workers[slot], msg::crash_atom_v);
     },
   };
 }

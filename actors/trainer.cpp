@@ -1,10 +1,12 @@
 #include "actors/trainer.hpp"
 
-#include "messages/interfaces.hpp"
+#include "messages/error_text.hpp"
 
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace leap::actors {
 
@@ -12,17 +14,19 @@ namespace {
 
 struct trainer_state {
   trainer_options opts;
-  caf::actor gatekeeper, learner;
+  msg::gatekeeper_actor gatekeeper;
+  msg::learner_actor learner;
   std::int64_t step = 0;
   std::int64_t admitted = 0;                 // groups admitted by this run
   std::uint64_t next_group = 1;
   std::map<int, std::set<int>> in_flight;    // epoch -> indices admitted, not yet trained on
   int cursor_epoch = 0;
   bool stopping = false, saving = false;
-  std::vector<double> last_stats{0, 0, 0, 0}; // the gatekeeper's at the previous report
+  run_end ending;                            // how the run ends once the final save is done
+  msg::stage_usage last_usage;               // the gatekeeper's at the previous report
 };
 
-using trainer_actor = caf::stateful_actor<trainer_state>;
+using trainer_ptr = msg::trainer_actor::stateful_pointer<trainer_state>;
 
 // The next (epoch, index) neither trained on nor in flight.
 std::pair<int, int> next_task(trainer_state& st) {
@@ -41,15 +45,15 @@ std::pair<int, int> next_task(trainer_state& st) {
   }
 }
 
-void admit(trainer_actor* self) {
+void admit(trainer_ptr self) {
   auto& st = self->state;
   if (st.stopping)
     return;
+  const bool sync = st.opts.mode == msg::train_mode::sync;
   const std::int64_t B = st.opts.batch_groups;
   const std::int64_t learned = st.step - st.opts.start_step;
   const std::int64_t needed = (st.opts.steps - st.opts.start_step) * B;
-  const std::int64_t bound = st.opts.sync ? (learned + 1) * B
-                                          : (st.opts.max_staleness + learned + 1) * B;
+  const std::int64_t bound = sync ? (learned + 1) * B : (st.opts.max_staleness + learned + 1) * B;
   bool any = false;
   while (st.admitted < std::min(bound, needed)) {
     auto [epoch, idx] = next_task(st);
@@ -59,43 +63,82 @@ void admit(trainer_actor* self) {
     ++st.admitted;
     any = true;
   }
-  if (any && st.opts.sync)
+  if (any && sync)
     self->send(st.gatekeeper, msg::flush_atom_v);
 }
 
-void save(trainer_actor* self, bool final) {
+// Asks the learner for a checkpoint; with `final` the run ends with st.ending once it is done.
+void save(trainer_ptr self, bool final) {
   auto& st = self->state;
   st.saving = true;
-  self->request(st.learner, caf::infinite, msg::save_atom_v, st.opts.checkpoint_dir, st.opts.extra_json)
-    .then(
-      [self, final](const std::string& err) {
-        auto& s = self->state;
-        s.saving = false;
-        if (s.opts.on_saved)
-          s.opts.on_saved(err, final);
-        if (final || s.stopping)
-          s.opts.on_done(s.stopping ? "interrupted" : "");
-      },
-      [self, final](caf::error& e) {
-        auto& s = self->state;
-        s.saving = false;
-        if (s.opts.on_saved)
-          s.opts.on_saved("the learner did not save: " + caf::to_string(e), final);
-        if (final || s.stopping)
-          s.opts.on_done(s.stopping ? "interrupted" : "");
-      });
+  auto done = [self, final](const result<msg::checkpoint_saved>& r) {
+    auto& s = self->state;
+    s.saving = false;
+    if (s.opts.on_saved)
+      s.opts.on_saved(r, final);
+    if (final)
+      s.opts.on_done(s.ending);
+  };
+  self->request(st.learner, caf::infinite, msg::save_atom_v,
+                msg::save_request{st.opts.checkpoint_dir, st.opts.extra_json})
+    .then([done](msg::checkpoint_saved& c) { done(result<msg::checkpoint_saved>(c)); },
+          [self, done](caf::error& e) {
+            done(make_error("the learner did not save: " + msg::error_text(e, self->system())));
+          });
 }
 
-caf::behavior trainer(trainer_actor* self, trainer_options opts, caf::actor gk, caf::actor learner) {
+// Ends the run: a final checkpoint, then on_done (a save in progress ends it instead).
+void stop(trainer_ptr self, run_end how) {
+  auto& s = self->state;
+  if (s.stopping)
+    return;
+  s.stopping = true;
+  s.ending = std::move(how);
+  if (!s.saving)
+    save(self, true);
+}
+
+void bookkeep(trainer_ptr self, msg::step_report& r) {
+  auto& s = self->state;
+  if (s.opts.on_report)
+    s.opts.on_report(r);
+  if (s.stopping)
+    return; // stopped while the usage was asked for: the stop's save ends the run
+  bool last = s.step >= s.opts.steps;
+  // Periodic checkpoints are the learner's (written before it reported the step); the last
+  // step is saved here unless the learner just did.
+  if (r.checkpoint != msg::checkpoint_state::not_due) {
+    if (s.opts.on_saved) {
+      if (r.checkpoint == msg::checkpoint_state::saved)
+        s.opts.on_saved(result<msg::checkpoint_saved>(msg::checkpoint_saved{s.opts.checkpoint_dir, r.step}), last);
+      else
+        s.opts.on_saved(make_error(r.checkpoint_error), last);
+    }
+    if (last) {
+      s.stopping = true;
+      s.opts.on_done(run_end{});
+    }
+  } else if (last) {
+    s.stopping = true;
+    s.ending = run_end{};
+    save(self, true);
+  }
+  if (!last)
+    admit(self);
+}
+
+msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts,
+                                          msg::gatekeeper_actor gk, msg::learner_actor learner) {
   auto& st = self->state;
   st.opts = std::move(opts);
   st.gatekeeper = std::move(gk);
   st.learner = std::move(learner);
   st.step = st.opts.start_step;
   st.cursor_epoch = st.opts.progress.epoch;
-  self->send(st.learner, msg::report_atom_v, caf::actor_cast<caf::actor>(self));
+  self->send(st.learner, msg::subscribe_atom_v, caf::actor_cast<msg::trainer_actor>(self));
   if (st.step >= st.opts.steps) {
-    st.opts.on_done("");
+    st.stopping = true;
+    st.opts.on_done(run_end{});
   } else {
     admit(self);
   }
@@ -104,6 +147,12 @@ caf::behavior trainer(trainer_actor* self, trainer_options opts, caf::actor gk, 
       auto& s = self->state;
       if (s.stopping)
         return;
+      if (rep.outcome == msg::step_outcome::failed) {
+        if (s.opts.on_report)
+          s.opts.on_report(rep);
+        stop(self, run_end{run_end::how::failed, rep.error});
+        return;
+      }
       s.step = rep.step;
       for (std::size_t i = 0; i < rep.epochs.size(); ++i) {
         s.in_flight[rep.epochs[i]].erase(rep.indices[i]);
@@ -111,56 +160,29 @@ caf::behavior trainer(trainer_actor* self, trainer_options opts, caf::actor gk, 
       }
       // Stage utilisation over the step, from the gatekeeper's busy-time counters; then the
       // bookkeeping goes on whether or not it answers.
-      auto finish = [self](msg::step_report& r) {
-        auto& s = self->state;
-        if (s.opts.on_report)
-          s.opts.on_report(r);
-        bool last = s.step >= s.opts.steps;
-        // Periodic checkpoints are the learner's (written before it reported the step); the
-        // last step is saved here unless the learner just did.
-        if (r.checkpointed) {
-          if (s.opts.on_saved)
-            s.opts.on_saved(r.checkpoint_error, last);
-          if (last)
-            s.opts.on_done("");
-        } else if (last) {
-          save(self, true);
-        }
-        if (!last)
-          admit(self);
-      };
       self->request(s.gatekeeper, std::chrono::seconds(10), msg::stats_atom_v)
         .then(
-          [self, rep, finish](std::vector<double>& now) mutable {
+          [self, rep](msg::stage_usage& now) mutable {
             auto& s = self->state;
-            if (now.size() == 4 && s.last_stats.size() == 4) {
-              double dt = now[0] - s.last_stats[0];
-              if (dt > 0) {
-                rep.util_generate = (now[1] - s.last_stats[1]) / dt;
-                rep.util_compile = (now[2] - s.last_stats[2]) / dt;
-                rep.util_execute = (now[3] - s.last_stats[3]) / dt;
-              }
-              s.last_stats = now;
+            double dt = now.elapsed_seconds - s.last_usage.elapsed_seconds;
+            if (dt > 0) {
+              rep.util_generate = (now.generate - s.last_usage.generate) / dt;
+              rep.util_compile = (now.compile - s.last_usage.compile) / dt;
+              rep.util_execute = (now.execute - s.last_usage.execute) / dt;
             }
-            finish(rep);
+            s.last_usage = now;
+            bookkeep(self, rep);
           },
-          [rep, finish](caf::error&) mutable { finish(rep); });
+          [self, rep](caf::error&) mutable { bookkeep(self, rep); });
     },
-    [self](msg::stop_atom) {
-      auto& s = self->state;
-      if (s.stopping)
-        return;
-      s.stopping = true;
-      if (!s.saving)
-        save(self, true); // else the save in progress ends the run
-    },
+    [self](msg::stop_atom) { stop(self, run_end{run_end::how::interrupted, {}}); },
   };
 }
 
 } // namespace
 
-caf::actor spawn_trainer(caf::actor_system& sys, trainer_options opts, caf::actor gatekeeper,
-                         caf::actor learner) {
+msg::trainer_actor spawn_trainer(caf::actor_system& sys, trainer_options opts,
+                                 msg::gatekeeper_actor gatekeeper, msg::learner_actor learner) {
   return sys.spawn(trainer, std::move(opts), std::move(gatekeeper), std::move(learner));
 }
 

@@ -5,7 +5,7 @@
 namespace leap::actors {
 
 std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, const env::task_spec& task,
-                                               const std::string& backend) {
+                                               env::backend backend) {
   env::verdict v;
   v.task = task.name;
   v.backend = backend;
@@ -13,17 +13,18 @@ std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, cons
   v.cached = c.cached;
   v.diagnostics = c.diagnostics;
   v.reason = c.stage;
-  if (c.status == "compile_error") {
+  using env::build_status;
+  if (c.status == build_status::compile_error) {
     v.st = env::status::compile_error;
-  } else if (c.status == "rejected") {
+  } else if (c.status == build_status::rejected) {
     v.st = env::status::rejected;
-  } else if (c.status == "emulation_unsupported") {
+  } else if (c.status == build_status::emulation_unsupported) {
     v.st = env::status::rejected;
     v.reason = "emulation_unsupported";
     v.emulation_unsupported = true;
     v.diagnostics = "not evaluated: " + c.diagnostics
                     + "\n(a limitation of leap's CPU backend, not an error in the code)";
-  } else if (c.status == "timeout") {
+  } else if (c.status == build_status::timeout) {
     v.st = env::status::timeout;
     v.reason = "compile_timeout";
   } else {
@@ -33,7 +34,7 @@ std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, cons
   return v;
 }
 
-env::verdict no_code_verdict(const std::string& task, const std::string& backend,
+env::verdict no_code_verdict(const std::string& task, env::backend backend,
                              const std::string& reason) {
   env::verdict v;
   v.task = task;

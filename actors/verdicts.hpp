@@ -13,13 +13,13 @@
 
 namespace leap::actors {
 
-// The verdict for a compile reply whose status is not "ok"; nullopt when the status means a
-// failure inside leap (internal_error, cancelled, ...), which is no verdict on the candidate.
+// The verdict for a compile reply whose status is not ok; nullopt when the status is no verdict
+// on the candidate (internal_error: a failure inside leap; cancelled).
 std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, const env::task_spec& task,
-                                               const std::string& backend);
+                                               env::backend backend);
 
 // `rejected` with the extractor's reason as feedback.
-env::verdict no_code_verdict(const std::string& task, const std::string& backend,
+env::verdict no_code_verdict(const std::string& task, env::backend backend,
                              const std::string& reason);
 
 } // namespace leap::actors

@@ -59,7 +59,7 @@ leap::msg::compile_request make_compile_request() {
   r.id = 17;
   r.task = "softmax_rows";
   r.source = cuda_source(2048);
-  r.backend = "cpu";
+  r.backend = leap::env::backend::cpu;
   return r;
 }
 
@@ -99,7 +99,7 @@ caf::behavior echo(caf::event_based_actor*) {
     [](compile_atom, const leap::msg::compile_request& r) {
       leap::msg::compile_reply rep;
       rep.id = r.id;
-      rep.status = "ok";
+      rep.status = leap::env::build_status::ok;
       rep.executable = "/tmp/leap/cache/3f2a9c/worker";
       rep.stage = "g++";
       rep.seconds = 1.2;

@@ -75,7 +75,7 @@ std::string compiler::cache_key(const task_spec& task, const build_request& req)
   for (auto& a : task.args)
     ps.push_back(a.p);
   sha256 h;
-  h.field("leap-build-v1").field(req.backend).field(req.reference ? "ref" : "cand");
+  h.field("leap-build-v1").field(to_string(req.backend)).field(req.reference ? "ref" : "cand");
   h.field(req.source).field(render_signature(ps)).field(opts_.arch);
   h.field(join(opts_.nvcc_flags, " ")).field(join(opts_.emu_flags, " "));
   h.field(tc_.nvcc_version).field(tc_.host_cxx_version).field(tc_.resources_digest);
@@ -102,9 +102,7 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
     finish(h, std::move(r));
     return h;
   };
-  if (h->req.backend != "cpu" && h->req.backend != "cuda")
-    return fail(build_status::internal_error, "request", "unknown backend '" + h->req.backend + "'");
-  if (h->req.backend == "cuda" && tc_.harness_cuda_lib.empty())
+  if (h->req.backend == backend::cuda && tc_.harness_cuda_lib.empty())
     return fail(build_status::internal_error, "request",
                 "the CUDA harness was not built (no CUDA toolkit headers at build time)");
   // Cache hit: the recorded result, no compile.
@@ -153,7 +151,7 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
   };
   step glue{"glue", build_status::internal_error,
             {tc_.host_cxx, "-c", "-O2", "-std=c++17", "-o", "glue.o", "glue.cpp"}, {}};
-  if (h->req.backend == "cuda") {
+  if (h->req.backend == backend::cuda) {
     h->steps.push_back(nvcc_step("-c", "solution.o"));
     h->steps.push_back(glue);
     h->steps.push_back({"link", build_status::compile_error,
@@ -192,6 +190,29 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
   next_step(h);
   return h;
 }
+
+namespace {
+
+// A compiler stage that died by a signal is no verdict on the code: an operator or the OOM
+// killer stopped it (leap's own kills are cancellations and timeouts, reported as such). nvcc
+// runs its sub-tools (cicc, ptxas, ...) through a shell and exits 128 + the signal ("Killed",
+// 137) when one is killed, or reports "'cicc' died due to signal 9"; g++ reports its killed
+// cc1plus ("signal terminated program cc1plus") and collect2 its killed linker ("ld terminated
+// with signal 9"). Seen with nvcc 13.0 and g++ 12.
+bool killed_by_signal(const process_outcome& o) {
+  if (o.signaled)
+    return true;
+  if (o.exit_code > 128 && o.exit_code <= 128 + 64)
+    return true;
+  for (const auto* text : {&o.out, &o.err})
+    for (const char* mark : {"died due to signal", "signal terminated program",
+                             "terminated with signal"})
+      if (text->find(mark) != std::string::npos)
+        return true;
+  return false;
+}
+
+} // namespace
 
 void compiler::next_step(const handle& h) {
   std::unique_lock<std::mutex> lk(h->mtx);
@@ -277,11 +298,18 @@ void compiler::next_step(const handle& h) {
     } else if (!o.started) {
       r.st = build_status::internal_error;
       r.diagnostics = stage + ": " + o.describe();
+    } else if (killed_by_signal(o)) {
+      r.st = build_status::internal_error;
+      auto text = clean_diagnostics(o.out + o.err, h->dir, opts_.max_diagnostic_lines);
+      std::string what = o.signaled ? o.describe()
+                         : o.exit_code > 128
+                           ? "exited with " + std::to_string(o.exit_code) + " (a sub-process killed by "
+                               + signal_description(o.exit_code - 128) + ")"
+                           : "lost a sub-process to a signal";
+      r.diagnostics = "infrastructure: " + stage + " " + what + (text.empty() ? "" : "\n" + text);
     } else {
       r.st = fail_status;
       auto text = clean_diagnostics(o.out + o.err, h->dir, opts_.max_diagnostic_lines);
-      if (o.signaled)
-        text = stage + " " + o.describe() + (text.empty() ? "" : "\n" + text);
       if (fail_status == build_status::emulation_unsupported)
         text = "nvcc accepted the code but the CPU emulation could not build it (" + stage
                + "):\n" + text;

@@ -6,6 +6,7 @@
 // and `done` is called once on the runner's thread. Holds no CAF: actors/compiler_pool wraps it.
 #pragma once
 
+#include "env/backend.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
 #include "env/toolchain.hpp"
@@ -27,20 +28,21 @@ struct compiler_options {
   int max_diagnostic_lines = 12;
 };
 
-enum class build_status {
+enum class build_status : std::uint8_t {
   ok,
   compile_error,         // nvcc rejected the source: the candidate's fault
   rejected,              // static guards: no entry point, forbidden library or call
   emulation_unsupported, // nvcc accepted it, the CPU emulation cannot build it: not its fault
   timeout,               // the compiler ran past compiler.timeout_seconds
   cancelled,
-  internal_error         // linking the harness or the cache failed: leap's fault
+  internal_error         // leap's fault, never cached: a compiler stage killed by a signal,
+                         // a tool that would not start, the cache could not be written
 };
 const char* to_string(build_status s);
 
 struct build_request {
   std::string source;
-  std::string backend = "cpu"; // "cpu" | "cuda"
+  env::backend backend = env::backend::cpu;
   bool reference = false;      // the task's own reference: no guards, named reference.cu
 };
 

@@ -134,7 +134,7 @@ executor::handle executor::start(const task_spec& task, run_request req,
   h->done = std::move(done);
   h->t0 = std::chrono::steady_clock::now();
   h->seed = opts_.seed != 0 ? opts_.seed : (os_random_u64() | 1ull);
-  bool timing = h->req.backend == "cuda";
+  bool timing = h->req.backend == backend::cuda;
   h->job_text = make_job_text(task, h->seed, opts_.trials, timing, h->req.dump_inputs,
                               opts_.warmup, opts_.timing_runs, opts_.l2_flush_mb,
                               opts_.check_repeat);
@@ -195,7 +195,7 @@ void executor::run_one(const handle& h, bool reference) {
     if (opts_.caps.drop_uid && ::chown(dir->c_str(), sandbox_uid, sandbox_gid) != 0)
       return fail("cannot hand the run directory to the sandbox uid");
     spec.argv = {local};
-    spec.sandbox = std::make_shared<sandbox_plan>(make_plan(opts_.caps, *dir, h->req.backend == "cuda"));
+    spec.sandbox = std::make_shared<sandbox_plan>(make_plan(opts_.caps, *dir, h->req.backend == backend::cuda));
   }
   spec.cwd = *dir;
   spec.clean_env = true;
@@ -205,7 +205,7 @@ void executor::run_one(const handle& h, bool reference) {
               // Emulated device memory fails cleanly (cudaErrorMemoryAllocation) well before
               // the address-space limit ends the process.
               "LEAP_EMU_MEM_LIMIT_MB=" + std::to_string(std::max(16ll, opts_.memory_limit_mb / 2))};
-  if (h->req.backend == "cuda") {
+  if (h->req.backend == backend::cuda) {
     spec.env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(opts_.cuda_device));
   } else {
     spec.address_space_bytes = opts_.memory_limit_mb << 20;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/result.hpp"
+#include "env/backend.hpp"
 #include "env/process.hpp"
 #include "env/sandbox.hpp"
 #include "env/task.hpp"
@@ -37,7 +38,7 @@ struct executor_options {
 };
 
 struct run_request {
-  std::string backend = "cpu";
+  env::backend backend = env::backend::cpu;
   std::string candidate_exe;
   std::string reference_exe;
   bool dump_inputs = false; // keep inputs.bin (for `leap tasks verify`)

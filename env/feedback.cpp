@@ -70,7 +70,7 @@ std::string make_feedback(const verdict& v, const task_spec& task) {
       if (v.timed)
         os << "; time " << num(v.candidate_ms) << " ms vs reference " << num(v.reference_ms)
            << " ms, speedup " << num(v.speedup) << "x";
-      else if (v.backend == "cpu")
+      else if (v.backend == backend::cpu)
         os << "; checked on the CPU emulation, which measures correctness only (no timing)";
       break;
     case status::wrong_answer: {

@@ -18,6 +18,23 @@ const char* to_string(status s) {
   return "unknown";
 }
 
+const char* to_string(backend b) {
+  switch (b) {
+    case backend::cpu: return "cpu";
+    case backend::cuda: return "cuda";
+  }
+  return "unknown";
+}
+
+bool parse_backend(const std::string& text, backend& out) {
+  for (auto b : {backend::cpu, backend::cuda})
+    if (text == to_string(b)) {
+      out = b;
+      return true;
+    }
+  return false;
+}
+
 bool parse_status(const std::string& text, status& out) {
   for (int i = 0; i <= static_cast<int>(status::rejected); ++i)
     if (text == to_string(static_cast<status>(i))) {
@@ -34,7 +51,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 std::string to_json(const verdict& v) {
   nlohmann::json j;
   j["task"] = v.task;
-  j["backend"] = v.backend;
+  j["backend"] = to_string(v.backend);
   j["status"] = to_string(v.st);
   j["reason"] = v.reason;
   j["max_abs_error"] = num(v.max_abs_error);

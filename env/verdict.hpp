@@ -3,11 +3,14 @@
 // Plain value type, serialisable by messages/ (inspect) and printable as JSON.
 #pragma once
 
+#include "env/backend.hpp"
+
+#include <cstdint>
 #include <string>
 
 namespace leap::env {
 
-enum class status : int { correct = 0, wrong_answer, runtime_error, timeout, compile_error, rejected };
+enum class status : std::uint8_t { correct = 0, wrong_answer, runtime_error, timeout, compile_error, rejected };
 
 const char* to_string(status s);
 bool parse_status(const std::string& text, status& out);
@@ -19,7 +22,7 @@ inline bool catastrophic(status s) {
 
 struct verdict {
   std::string task;
-  std::string backend;          // "cpu" or "cuda"
+  env::backend backend = env::backend::cpu;
   status st = status::rejected;
   std::string reason;           // short cause: "canary", "SIGSEGV", "deadlock", "emulation_unsupported", ...
   // Correctness (wrong_answer and correct).

@@ -1,10 +1,13 @@
-// Messages of the verification environment: compile and execute requests/replies, the verdict,
-// pool statistics; their CAF inspect() overloads. Plain structs; any actor may send them, and
-// every one is serialisable (the cluster sends them over the network). Include this header only
-// where CAF is used (messages/, actors/, runtime/).
+// Messages of the verification environment: compile and execute requests and replies, the
+// verdict, pool statistics; their CAF inspect() overloads. Plain structs; any actor may send
+// them, and every one is serialisable (binary, so they can cross processes). Include this header
+// only where CAF is used (messages/, actors/, runtime/pipeline/, bench/, tests/).
 #pragma once
 
+#include "env/backend.hpp"
+#include "env/compiler.hpp"
 #include "env/verdict.hpp"
+#include "messages/enum_inspect.hpp"
 
 #include <caf/meta/type_name.hpp>
 
@@ -15,7 +18,8 @@ namespace leap::env {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, verdict& x) {
-  return f(caf::meta::type_name("leap_verdict"), x.task, x.backend, x.st, x.reason,
+  return f(caf::meta::type_name("leap_verdict"), x.task, msg::enum_field(x.backend), msg::enum_field(x.st),
+           x.reason,
            x.max_abs_error, x.max_rel_error, x.mismatch_index, x.mismatch_output,
            x.mismatch_size_set, x.expected, x.actual, x.mismatches, x.trials_run,
            x.trials_passed, x.diagnostics, x.timed, x.candidate_ms, x.reference_ms, x.speedup,
@@ -31,27 +35,29 @@ struct compile_request {
   std::uint64_t id = 0;        // chosen by the requester; used to cancel
   std::string task;
   std::string source;
-  std::string backend = "cpu"; // "cpu" | "cuda"
+  env::backend backend = env::backend::cpu;
   bool reference = false;
 };
 
+// A finished build. `internal_error` never reaches a requester: the pool retries such a job
+// (compiler.retries) and then fails the request with an error.
 struct compile_reply {
   std::uint64_t id = 0;
-  std::string status;          // env::build_status name: ok, compile_error, rejected, ...
-  std::string executable;
+  env::build_status status = env::build_status::internal_error;
+  std::string executable;      // absolute path when ok
   std::string diagnostics;
-  std::string stage;
+  std::string stage;           // which step failed: guards, nvcc, rewrite, g++, link
   double seconds = 0;
   bool cached = false;
-  std::string key;
-  int attempts = 1;            // 2 when a crashed worker's job was retried
+  std::string key;             // the build's content address
+  std::int32_t attempts = 1;   // tries the pool needed (> 1 after infrastructure failures)
 };
 
 // Run a built candidate against its task's reference.
 struct exec_request {
   std::uint64_t id = 0;
   std::string task;
-  std::string backend = "cpu";
+  env::backend backend = env::backend::cpu;
   std::string candidate_exe;
   std::string reference_exe;
   bool dump_inputs = false;
@@ -62,7 +68,7 @@ struct exec_reply {
   env::verdict v;
   std::string kept_dir;
   std::uint64_t seed = 0;
-  int attempts = 1;
+  std::int32_t attempts = 1;   // tries the pool needed
 };
 
 struct pool_stats {
@@ -74,26 +80,26 @@ struct pool_stats {
   std::uint64_t cache_hits = 0;
   std::uint64_t cancelled = 0;
   std::uint64_t worker_restarts = 0;
-  std::uint64_t retried = 0;
-  std::uint64_t failed = 0;
+  std::uint64_t retried = 0;   // tries repeated after an infrastructure failure
+  std::uint64_t failed = 0;    // jobs that failed on every try
   std::uint64_t emulation_unsupported = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
-  return f(caf::meta::type_name("leap_compile_request"), x.id, x.task, x.source, x.backend,
+  return f(caf::meta::type_name("leap_compile_request"), x.id, x.task, x.source, enum_field(x.backend),
            x.reference);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
-  return f(caf::meta::type_name("leap_compile_reply"), x.id, x.status, x.executable,
+  return f(caf::meta::type_name("leap_compile_reply"), x.id, enum_field(x.status), x.executable,
            x.diagnostics, x.stage, x.seconds, x.cached, x.key, x.attempts);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exec_request& x) {
-  return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, x.backend, x.candidate_exe,
+  return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, enum_field(x.backend), x.candidate_exe,
            x.reference_exe, x.dump_inputs);
 }
 

@@ -1,5 +1,15 @@
-// Typed interfaces of the environment's actors. Requesters hold these handles; the pools are
-// spawned by runtime/boot. A crash_atom message makes a worker throw (for supervision tests).
+// The typed interface of every role of the pipeline (docs/design.md "Roles and their messages").
+// No untyped handle passes between roles: whoever holds one of these can send exactly the
+// messages listed, and the compiler checks it. Who implements each:
+//   compiler / executor / generator pool  actors/supervised_pool.hpp (+ *_pool.cpp); bench's
+//                                         latency models and tests' doubles implement the same
+//   weights sink                          actors/generator_pool.cpp (the generators' replicas)
+//   gatekeeper                            actors/gatekeeper.cpp
+//   judge                                 actors/judge.cpp; `leap eval`'s collector
+//                                         (actors/eval_collector.cpp) takes finished groups too
+//   learner                               actors/learner.cpp; bench's latency-model learner
+//   trainer                               actors/trainer.cpp
+// Include where typed handles are held (actors/, runtime/pipeline/, bench/, tests/).
 #pragma once
 
 #include "messages/type_ids.hpp"
@@ -9,17 +19,41 @@
 
 namespace leap::msg {
 
-// A supervised pool of workers: jobs by request, cancel by job id, statistics, and
-// (crash_atom, worker index) to inject a worker fault (supervision tests, `leap doctor`).
+// A supervised pool of workers: jobs by request (a job that fails inside leap is retried, then
+// fails the request with an error), cancel by job id, statistics.
 template <class Atom, class Request, class Reply>
 using pool_actor = caf::typed_actor<
   typename caf::replies_to<Atom, Request>::template with<Reply>,
   caf::reacts_to<cancel_atom, std::uint64_t>,
-  caf::replies_to<stats_atom>::with<pool_stats>,
-  caf::reacts_to<crash_atom, std::uint32_t>>;
+  caf::replies_to<stats_atom>::with<pool_stats>>;
 
 using compiler_pool_actor = pool_actor<compile_atom, compile_request, compile_reply>;
 using executor_pool_actor = pool_actor<exec_atom, exec_request, exec_reply>;
 using generator_pool_actor = pool_actor<generate_atom, generate_request, generate_reply>;
+
+// Takes the learner's published policy versions and hands them to the generators' replicas.
+using weights_sink_actor = caf::typed_actor<caf::reacts_to<weights_atom, weights_update>>;
+
+// Takes every learner step's report; (stop_atom) saves a checkpoint and ends the run.
+using trainer_actor = caf::typed_actor<
+  caf::reacts_to<report_atom, step_report>,
+  caf::reacts_to<stop_atom>>;
+
+// Takes scored groups (one learner step per B of them); (subscribe_atom, trainer) names the
+// receiver of the step reports; (save_atom, request) writes a checkpoint or answers an error.
+using learner_actor = caf::typed_actor<
+  caf::reacts_to<scored_atom, scored_group>,
+  caf::reacts_to<subscribe_atom, trainer_actor>,
+  caf::replies_to<save_atom, save_request>::with<checkpoint_saved>>;
+
+// Takes every finished group (the tournament judge scores it for the learner).
+using judge_actor = caf::typed_actor<caf::reacts_to<finished_atom, group_result>>;
+
+// Takes admitted groups and, in sync mode, (flush_atom) after a step's admissions; answers its
+// stage usage.
+using gatekeeper_actor = caf::typed_actor<
+  caf::reacts_to<group_atom, group_start>,
+  caf::reacts_to<flush_atom>,
+  caf::replies_to<stats_atom>::with<stage_usage>>;
 
 } // namespace leap::msg

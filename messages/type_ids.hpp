@@ -1,5 +1,6 @@
 // leap's CAF type-id block and atoms. Every message type that crosses an actor boundary is
-// registered here; runtime/ calls register_message_types(cfg) before the actor system starts.
+// registered here; whoever starts an actor system (runtime/pipeline/, bench/, tests/) calls
+// register_message_types(cfg) before it starts.
 #pragma once
 
 #include "messages/env_messages.hpp"
@@ -28,13 +29,18 @@ CAF_ADD_TYPE_ID(leap, (leap::msg::turn_record))
 CAF_ADD_TYPE_ID(leap, (leap::msg::trajectory_record))
 CAF_ADD_TYPE_ID(leap, (leap::msg::group_result))
 CAF_ADD_TYPE_ID(leap, (leap::msg::scored_group))
+CAF_ADD_TYPE_ID(leap, (leap::msg::stage_usage))
+CAF_ADD_TYPE_ID(leap, (leap::msg::save_request))
+CAF_ADD_TYPE_ID(leap, (leap::msg::checkpoint_saved))
+CAF_ADD_TYPE_ID(leap, (leap::msg::turn_summary))
+CAF_ADD_TYPE_ID(leap, (leap::msg::attempt_summary))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_summary))
 CAF_ADD_TYPE_ID(leap, (leap::msg::step_report))
 CAF_ADD_ATOM(leap, leap::msg, compile_atom, "compile")
 CAF_ADD_ATOM(leap, leap::msg, exec_atom, "exec")
 CAF_ADD_ATOM(leap, leap::msg, cancel_atom, "cancel")
 CAF_ADD_ATOM(leap, leap::msg, stats_atom, "stats")
 CAF_ADD_ATOM(leap, leap::msg, done_atom, "done")
-CAF_ADD_ATOM(leap, leap::msg, crash_atom, "crash")
 CAF_ADD_ATOM(leap, leap::msg, generate_atom, "generate")
 CAF_ADD_ATOM(leap, leap::msg, weights_atom, "weights")
 CAF_ADD_ATOM(leap, leap::msg, group_atom, "group")
@@ -44,6 +50,7 @@ CAF_ADD_ATOM(leap, leap::msg, report_atom, "report")
 CAF_ADD_ATOM(leap, leap::msg, save_atom, "save")
 CAF_ADD_ATOM(leap, leap::msg, stop_atom, "stop")
 CAF_ADD_ATOM(leap, leap::msg, flush_atom, "flush")
+CAF_ADD_ATOM(leap, leap::msg, subscribe_atom, "subscribe")
 CAF_END_TYPE_ID_BLOCK(leap)
 
 namespace leap::msg {

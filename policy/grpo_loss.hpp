@@ -4,11 +4,12 @@
 // own thread. Tensors: per completion token, padded rows marked by `mask`.
 #pragma once
 
+#include "policy/aggregation.hpp"
+
 #include <torch/torch.h>
 
 namespace leap::policy {
 
-enum class loss_aggregation { token_mean, dr_grpo };
 
 struct grpo_loss_config {
   double clip_low = 0.2;    // ratio >= 1 - clip_low

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/result.hpp"
+#include "policy/aggregation.hpp"
 #include "policy/model_config.hpp"
 
 #include <cstdint>
@@ -81,7 +82,7 @@ struct rl_options {
   double clip_low = 0.2;
   double clip_high = 0.28;
   double kl_coef = 0.0;             // needs set_reference()
-  bool dr_grpo = false;             // false: token-mean aggregation
+  loss_aggregation aggregation = loss_aggregation::token_mean;
   double dr_grpo_norm_tokens = 512; // Dr.GRPO's constant normaliser (the generation budget)
   double temperature = 1.0;         // the sampling temperature of the behaviour log-probs
   int micro_batch = 8;              // sequences per forward/backward; gradients accumulate

@@ -115,7 +115,7 @@ rl_stats one_update(decoder_impl& m, torch::optim::AdamW& opt, decoder& referenc
     }
     auto out = grpo_loss(logp, old_lp, ref_lp, adv, cmask, lc);
     // Weights that turn the micro-batch aggregate into its share of the mini batch's.
-    double w = o.dr_grpo ? static_cast<double>(B) / static_cast<double>(n)
+    double w = o.aggregation == loss_aggregation::dr_grpo ? static_cast<double>(B) / static_cast<double>(n)
                          : static_cast<double>(mb_tokens) / static_cast<double>(total_tokens);
     (out.loss * w).backward();
     st.loss += out.loss.item<double>() * w;
@@ -173,7 +173,7 @@ result<rl_stats> policy_model::grpo_step(const std::vector<rl_sequence>& batch, 
     lc.clip_low = o.clip_low;
     lc.clip_high = o.clip_high;
     lc.kl_coef = o.kl_coef;
-    lc.aggregation = o.dr_grpo ? loss_aggregation::dr_grpo : loss_aggregation::token_mean;
+    lc.aggregation = o.aggregation;
     lc.dr_grpo_norm_tokens = o.dr_grpo_norm_tokens;
     const std::int64_t pad = cfg.pad_id >= 0 ? cfg.pad_id : 0;
     const auto n = seqs.size();

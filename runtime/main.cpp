@@ -1,6 +1,6 @@
 // Entry point of the `leap` executable; everything lives in runtime/cli.cpp. Runs on the main
 // thread before any actor system or LibTorch thread pool exists.
-#include "runtime/cli.hpp"
+#include "runtime/commands/cli.hpp"
 
 #include "common/allocator.hpp"
 

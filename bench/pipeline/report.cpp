@@ -58,12 +58,20 @@ void derive(comparison& c) {
   }
   if (a)
     c.compiles_avoided_by_cancellation = a->compiles_cancelled;
+  for (const char* name : {"async_cancel_turn1", "async_keep_turn1"})
+    if (auto* t = find_mode(c, name)) {
+      c.turn1_mode = name;
+      c.turn1_attempts_per_second_ratio =
+        a && a->attempts_per_second > 0 ? t->attempts_per_second / a->attempts_per_second : 0.0;
+      c.turn1_compiles_cancelled = t->compiles_cancelled;
+      c.turn1_cancelled_attempts = t->cancelled_attempts;
+    }
 }
 
 std::string render_table(const comparison& c) {
   std::ostringstream o;
   o << "scenario " << c.scenario << ": " << c.shape << "\n\n";
-  o << pad("mode", 13, false) << pad("steps", 6) << pad("wall s", 9) << pad("attempts", 9)
+  o << pad("mode", 19, false) << pad("steps", 6) << pad("wall s", 9) << pad("attempts", 9)
     << pad("att/s", 8) << pad("groups/s", 9) << pad("compiles", 9) << pad("turn>=2", 8)
     << pad("cancel", 7) << pad("util gen/comp/exec/learn", 26) << pad("queue p50/p99 s: gen", 22)
     << pad("compile", 14) << pad("execute", 14) << "\n";
@@ -76,7 +84,7 @@ std::string render_table(const comparison& c) {
       q[i] = s ? f("%.2f", s->queue_p50) + "/" + f("%.2f", s->queue_p99) : "-";
     }
     util += "/" + f("%.2f", m.learner_busy);
-    o << pad(m.mode, 13, false) << pad(std::to_string(m.steps), 6) << pad(f("%.1f", m.wall_seconds), 9)
+    o << pad(m.mode, 19, false) << pad(std::to_string(m.steps), 6) << pad(f("%.1f", m.wall_seconds), 9)
       << pad(std::to_string(m.attempts), 9) << pad(f("%.2f", m.attempts_per_second), 8)
       << pad(f("%.3f", m.groups_per_second), 9) << pad(std::to_string(m.compiles), 9)
       << pad(std::to_string(m.compiles_later_turns), 8) << pad(std::to_string(m.compiles_cancelled), 7)
@@ -105,6 +113,16 @@ std::string render_table(const comparison& c) {
   }
   o << "compile jobs cancelled when their group was pruned (async): "
     << c.compiles_avoided_by_cancellation << "\n";
+  if (!c.turn1_mode.empty()) {
+    auto* a = find_mode(c, "async");
+    auto* t = find_mode(c, c.turn1_mode);
+    o << "turn-1 stragglers of pruned groups " << (c.turn1_mode == "async_cancel_turn1" ? "cancelled" : "kept")
+      << " (" << c.turn1_mode << "): " << f("%.3f", t->attempts_per_second) << " attempts/s = "
+      << f("%.3f", c.turn1_attempts_per_second_ratio) << "x async, Acc@1 " << f("%.3f", t->acc_at_1)
+      << " vs " << f("%.3f", a ? a->acc_at_1 : 0.0) << ", " << c.turn1_compiles_cancelled
+      << " compile jobs and " << c.turn1_cancelled_attempts
+      << " attempts cancelled (left out of the ranking)\n";
+  }
   return o.str();
 }
 
@@ -194,6 +212,10 @@ std::string render_json(const comparison& c) {
   j["dcp_multiturn_compile_reduction"] = c.dcp_multiturn_compile_reduction;
   j["compiles_avoided_by_dcp"] = c.compiles_avoided_by_dcp;
   j["compiles_avoided_by_cancellation"] = c.compiles_avoided_by_cancellation;
+  j["turn1_mode"] = c.turn1_mode;
+  j["turn1_attempts_per_second_ratio"] = c.turn1_attempts_per_second_ratio;
+  j["turn1_compiles_cancelled"] = c.turn1_compiles_cancelled;
+  j["turn1_cancelled_attempts"] = c.turn1_cancelled_attempts;
   j["bound"] = bound_json(c.bound);
   for (auto& m : c.modes)
     j["modes"][m.mode] = mode_json(m);

@@ -26,7 +26,7 @@ stage_figures stage_of(const pool_run& p, double wall) {
   std::map<std::pair<std::uint64_t, std::uint32_t>, double> running;
   std::vector<double> waits;
   for (const auto& e : p.events) {
-    using k = actors::job_event::kind;
+    using k = job_event::kind;
     switch (e.what) {
       case k::queued:
         queued.emplace(e.id, e.t); // the first arrival counts (a retry is not a new arrival)

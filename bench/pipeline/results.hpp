@@ -3,7 +3,7 @@
 // analytic bound, DCP's multi-turn compile reduction. Pure; any thread.
 #pragma once
 
-#include "actors/job_trace.hpp"
+#include "bench/pipeline/job_trace.hpp"
 
 #include <cstdint>
 #include <string>
@@ -23,7 +23,7 @@ struct step_point {
 struct pool_run {
   std::string stage;            // generate | compile | execute
   std::uint32_t workers = 1;
-  std::vector<actors::job_event> events;
+  std::vector<job_event> events;
   std::uint64_t cancelled = 0;  // the pool's own count: withdrawn from the queue or killed
 };
 

@@ -172,7 +172,7 @@ result<scenario> load_scenario(const std::string& path) {
   s.compile.name = "fixed";
   s.execute.name = "fixed";
   s.cfg = config::defaults();
-  if (auto r = config::apply_file(s.cfg, path, {"bench"}); !r)
+  if (auto r = config::apply_file(s.cfg, path, {"bench"}, &s.origins); !r)
     return r.err();
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -256,6 +256,8 @@ result<scenario> load_scenario(const std::string& path) {
 }
 
 result<void> validate(const scenario& s) {
+  if (auto r = config::check_consistency(s.cfg, s.origins); !r)
+    return r;
   if (s.compile.real != s.execute.real)
     return make_error("bench.compile.model = \"nvcc\" and bench.execute.model = \"backend\" go "
                       "together: real executables need real builds, and the latency-model executor "

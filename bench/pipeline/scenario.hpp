@@ -9,7 +9,7 @@
 
 #include "bench/pipeline/latency_model.hpp"
 #include "common/result.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 #include <string>
 #include <vector>
@@ -35,6 +35,7 @@ struct scenario {
   std::string path;
   std::string name;               // the file's stem
   config::leap_config cfg;        // the ordinary sections
+  config::key_origins origins;    // where their keys were set (file position or --set)
   double time_scale = 1.0;        // latency models run in time_scale x their scenario seconds
   std::uint64_t seed = 1;         // latency and outcome draws
   int timeline_step = 0;          // the step drawn in the SVG timelines; 0 = the middle one
@@ -61,7 +62,8 @@ result<void> apply_axis(scenario& s, const std::string& axis, double value);
 const std::vector<std::string>& sweep_axes();
 
 // Checks the combination (e.g. real execution needs real compilation; time_scale != 1 needs
-// every stage to be a latency model). Called by load_scenario and after overrides.
+// every stage to be a latency model) and the ordinary sections' rules across keys
+// (config::check_consistency). Called by load_scenario and after overrides.
 result<void> validate(const scenario& s);
 
 } // namespace leap::bench

@@ -75,9 +75,9 @@ std::string render_timeline_svg(const mode_run& run, double t0, double t1, const
       }
     };
     for (const auto& e : p.events) {
-      if (e.what == actors::job_event::kind::started)
+      if (e.what == job_event::kind::started)
         open[{e.id, e.slot}] = e.t;
-      else if (e.what == actors::job_event::kind::finished) {
+      else if (e.what == job_event::kind::finished) {
         auto it = open.find({e.id, e.slot});
         if (it != open.end()) {
           close(e.id, e.slot, it->second, e.t);

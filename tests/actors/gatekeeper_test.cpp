@@ -1,14 +1,15 @@
 // The DCP gatekeeper with the real compiler and executor pools (nvcc + the CPU emulation) and a
 // scripted generator pool (a test double with the generator pool's typed interface that answers
 // with fixed kernels, so the verdicts are known in advance):
-//  - a group pruned as easy cancels its stragglers at once: a compile still queued never runs;
+//  - with train.cancel_pruned_turn1, a pruned group cancels its stragglers at once: a compile
+//    still queued never runs; by default they keep their verdicts;
 //  - the early DCP decision starts turn 2 before the group's last turn-1 verdict is in.
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
 #include "actors/gatekeeper.hpp"
 #include "common/fs.hpp"
 #include "messages/interfaces.hpp"
-#include "runtime/services.hpp"
+#include "runtime/pipeline/services.hpp"
 
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
@@ -56,7 +57,6 @@ msg::generator_pool_actor::behavior_type scripted_generators(msg::generator_pool
     },
     [](msg::cancel_atom, std::uint64_t) {},
     [](msg::stats_atom) { return msg::pool_stats{}; },
-    [](msg::crash_atom, std::uint32_t) {},
   };
 }
 
@@ -79,9 +79,12 @@ struct gatekeeper_fixture : ::testing::Test {
     svc = std::move(*s);
     msg::register_message_types(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
-    compilers = actors::spawn_compiler_pool(*sys, static_cast<std::size_t>(compile_workers),
-                                            svc->compiler, svc->tasks);
-    executors = actors::spawn_executor_pool(*sys, 2, svc->executor, svc->tasks);
+    actors::pool_options co;
+    co.workers = static_cast<std::size_t>(compile_workers);
+    compilers = actors::spawn_compiler_pool(*sys, co, svc->compiler, svc->tasks);
+    actors::pool_options eo;
+    eo.workers = 2;
+    executors = actors::spawn_executor_pool(*sys, eo, svc->executor, svc->tasks);
   }
 
   // Builds sources into the cache first, so the test controls which compiles are slow.
@@ -90,26 +93,28 @@ struct gatekeeper_fixture : ::testing::Test {
     std::uint64_t id = 1000000;
     for (auto& [src, ref] : sources)
       self->request(compilers, std::chrono::minutes(5), msg::compile_atom_v,
-                    msg::compile_request{id++, "vector_add", src, "cpu", ref})
+                    msg::compile_request{id++, "vector_add", src, env::backend::cpu, ref})
         .receive([](msg::compile_reply&) {}, [](caf::error& e) { FAIL() << caf::to_string(e); });
   }
 
   msg::group_result run_group(std::shared_ptr<script> sc, int group_size, int max_turns,
-                              algo::dcp_config dcp = {}) {
+                              algo::dcp_config dcp = {}, bool cancel_pruned_turn1 = false) {
     caf::scoped_actor self{*sys};
     auto gen = sys->spawn(scripted_generators, sc);
     actors::gatekeeper_options o;
-    o.group_size = group_size;
-    o.max_turns = max_turns;
-    o.dcp = dcp;
-    o.backend = "cpu";
-    o.encode_prompt = [](const std::string& task, const std::vector<std::string>& codes,
-                         const std::vector<std::string>&) {
+    o.rollout.group_size = group_size;
+    o.rollout.max_turns = max_turns;
+    o.rollout.dcp = dcp;
+    o.rollout.cancel_pruned_turn1 = cancel_pruned_turn1;
+    o.backend = env::backend::cpu;
+    o.codec.encode = [](const std::string& task, const std::vector<std::string>& codes,
+                        const std::vector<std::string>&) {
       return bytes_of(task + " turn " + std::to_string(codes.size() + 1));
     };
-    o.decode = [](const std::vector<int>& ids) { return std::string(ids.begin(), ids.end()); };
+    o.codec.decode = [](const std::vector<int>& ids) { return std::string(ids.begin(), ids.end()); };
+    // This test takes the judge's place: the finished group comes to it.
     auto gk = actors::spawn_gatekeeper(*sys, o, svc->tasks, gen, compilers, executors,
-                                       caf::actor_cast<caf::actor>(self));
+                                       caf::actor_cast<msg::judge_actor>(self));
     self->send(gk, msg::group_atom_v, msg::group_start{1, "vector_add", 0, 0});
     msg::group_result out;
     self->receive([&](msg::finished_atom, msg::group_result& r) { out = std::move(r); },
@@ -156,18 +161,18 @@ TEST_F(gatekeeper_fixture, PrunedGroupCancelsItsStragglersAndTheirQueuedCompiles
   algo::dcp_config dcp;
   dcp.t_min = 0.5;
   dcp.t_max = 0.5;
-  auto r = run_group(sc, 8, 3, dcp);
-  EXPECT_EQ(r.dcp, "prune_hopeless");
+  auto r = run_group(sc, 8, 3, dcp, /*cancel_pruned_turn1=*/true);
+  EXPECT_EQ(r.dcp, algo::group_decision::prune_hopeless);
   EXPECT_FALSE(r.activated);
   EXPECT_EQ(r.cancelled, 3u);
   ASSERT_EQ(r.trajectories.size(), 8u);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].solved_turn, 0) << i;
-    EXPECT_FALSE(r.trajectories[static_cast<std::size_t>(i)].cancelled) << i;
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].end, algo::attempt_end::not_expanded) << i;
     EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].turns.size(), 1u) << i;
   }
   for (int i = 5; i < 8; ++i)
-    EXPECT_TRUE(r.trajectories[static_cast<std::size_t>(i)].cancelled) << i;
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].end, algo::attempt_end::cancelled) << i;
   EXPECT_EQ(r.cache_hits, 5u);
   EXPECT_EQ(r.compiles, 0u);
   auto after = compile_stats();
@@ -188,7 +193,7 @@ TEST_F(gatekeeper_fixture, EarlyDecisionStartsTurnTwoBeforeTheLastTurnOneVerdict
   sc->turn1 = {bad, bad, uncached(good), uncached(good)};
   sc->later = good;
   auto r = run_group(sc, 4, 2);
-  EXPECT_EQ(r.dcp, "expand");
+  EXPECT_EQ(r.dcp, algo::group_decision::expand);
   EXPECT_TRUE(r.activated);
   EXPECT_EQ(r.cancelled, 0u);
   ASSERT_EQ(r.trajectories.size(), 4u);
@@ -205,5 +210,33 @@ TEST_F(gatekeeper_fixture, EarlyDecisionStartsTurnTwoBeforeTheLastTurnOneVerdict
   }
   EXPECT_LT(first_turn2, last_turn1) << "turn 2 waited for the whole group";
   EXPECT_EQ(r.compiles_later_turns, 2u);
-  EXPECT_EQ(r.trajectories[0].turns[0].status, "compile_error");
+  EXPECT_EQ(r.trajectories[0].turns[0].status, env::status::compile_error);
+}
+
+// The default: a pruned group's turn-1 stragglers keep running and keep their verdicts (the
+// rank reward needs them); only later turns are never started.
+TEST_F(gatekeeper_fixture, PrunedGroupKeepsItsTurnOneStragglersByDefault) {
+  start(2);
+  auto bad = candidate("compile_error.cu");
+  auto good = candidate("grid_stride.cu");
+  prewarm({{bad, false}, {svc->tasks->at("vector_add").reference_source, true}});
+  auto sc = std::make_shared<script>();
+  sc->turn1 = {bad, bad, bad, uncached(good)}; // 3 failures > t_max = 2: hopeless
+  sc->later = good;
+  algo::dcp_config dcp;
+  dcp.t_min = 0.25;
+  dcp.t_max = 0.5;
+  auto r = run_group(sc, 4, 3, dcp);
+  EXPECT_EQ(r.dcp, algo::group_decision::prune_hopeless);
+  EXPECT_EQ(r.cancelled, 0u);
+  EXPECT_FALSE(r.activated);
+  ASSERT_EQ(r.trajectories.size(), 4u);
+  EXPECT_EQ(r.trajectories[3].end, algo::attempt_end::solved);
+  EXPECT_EQ(r.trajectories[3].solved_turn, 1);
+  EXPECT_TRUE(r.trajectories[3].turns[0].judged);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].end, algo::attempt_end::not_expanded);
+    EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].turns.size(), 1u);
+  }
+  EXPECT_EQ(r.compiles_later_turns, 0u);
 }

@@ -1,7 +1,9 @@
-// Supervision and scheduling of the supervised pool (used by the compiler and executor pools),
-// driven by a job runner whose jobs finish on their own threads after a delay, like child
-// processes do: bounded concurrency, a dead worker replaced and its job retried once, a job
-// whose workers die twice failed with a reason, queued jobs cancelled before they start.
+// Supervision and scheduling of the supervised pool (used by the compiler, executor and
+// generator pools), driven by a test-only job runner whose jobs finish on their own threads
+// after a delay, like child processes do, and which fails on demand: bounded concurrency, a
+// worker that dies is replaced and its job retried, a job that fails inside leap is retried and
+// then fails its request with the last reason, a cancelled job is never retried, queued jobs
+// cancelled before they start never run.
 #include "actors/supervised_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
 #include <thread>
 
 using namespace leap;
@@ -25,26 +29,51 @@ struct counters {
   std::atomic<int> max_running{0};
 };
 
-std::shared_ptr<runner_t> delayed_runner(std::shared_ptr<counters> c, std::chrono::milliseconds d) {
+// Sources that fail on demand: "die_once" / "die_always" throw from the job's start on the
+// first / every try (the worker dies), "fail_once" / "fail_always" report a failure inside leap.
+std::shared_ptr<runner_t> delayed_runner(std::shared_ptr<counters> c, std::chrono::milliseconds d,
+                                         int retries = 1) {
   auto r = std::make_shared<runner_t>();
-  r->start = [c, d](const msg::compile_request& req, runner_t::done_fn done) -> runner_t::cancel_fn {
+  struct tries_t {
+    std::mutex mtx;
+    std::map<std::uint64_t, int> n;
+  };
+  auto tries = std::make_shared<tries_t>(); // workers start jobs on several threads
+  r->start = [c, d, tries](const msg::compile_request& req,
+                           runner_t::done_fn done) -> runner_t::cancel_fn {
     ++c->started;
+    int k = 0;
+    {
+      std::lock_guard<std::mutex> lk(tries->mtx);
+      k = ++tries->n[req.id];
+    }
+    if (req.source == "die_always" || (req.source == "die_once" && k == 1))
+      throw std::runtime_error("the worker dies on demand");
     int now = ++c->running;
     int prev = c->max_running.load();
     while (now > prev && !c->max_running.compare_exchange_weak(prev, now)) {
     }
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
-    std::thread([c, d, req, done, cancelled] {
+    std::thread([c, d, req, done, cancelled, k] {
       std::this_thread::sleep_for(d);
       --c->running;
+      if (cancelled->load()) {
+        done(make_error("cancelled"));
+        return;
+      }
+      if (req.source == "fail_always" || (req.source == "fail_once" && k == 1)) {
+        done(make_error("failing on demand (try " + std::to_string(k) + ")"));
+        return;
+      }
       msg::compile_reply rep;
       rep.id = req.id;
-      rep.status = cancelled->load() ? "cancelled" : "ok";
+      rep.status = env::build_status::ok;
       rep.executable = req.source;
-      done(rep, "");
+      done(rep);
     }).detach();
     return [cancelled] { *cancelled = true; };
   };
+  r->retries = retries;
   r->count = [](const msg::compile_reply& r, msg::pool_stats& s) {
     if (r.cached)
       ++s.cache_hits;
@@ -74,7 +103,7 @@ TEST_F(pool_fixture, BoundsConcurrencyAndAnswersEveryJob) {
   std::vector<decltype(self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{}))> hs;
   for (std::uint64_t i = 1; i <= 6; ++i)
     hs.push_back(self->request(pool, 5s, msg::compile_atom_v,
-                               msg::compile_request{i, "t", "src" + std::to_string(i), "cpu", false}));
+                               msg::compile_request{i, "t", "src" + std::to_string(i), env::backend::cpu, false}));
   for (std::size_t i = 0; i < hs.size(); ++i)
     hs[i].receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "src" + std::to_string(i + 1)); },
                   [&](caf::error& e) { FAIL() << sys->render(e); });
@@ -92,14 +121,16 @@ TEST_F(pool_fixture, BoundsConcurrencyAndAnswersEveryJob) {
 
 TEST_F(pool_fixture, DeadWorkerIsReplacedAndItsJobRetriedOnce) {
   auto c = std::make_shared<counters>();
-  auto pool = spawn(1, delayed_runner(c, 300ms));
+  auto pool = spawn(1, delayed_runner(c, 50ms));
   caf::scoped_actor self{*sys};
-  auto h = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
-  std::this_thread::sleep_for(100ms); // the job is running on worker 0
-  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
-  h.receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "a"); },
-            [&](caf::error& e) { FAIL() << sys->render(e); });
-  EXPECT_EQ(c->started, 2); // the original run and the retry
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "die_once", env::backend::cpu, false})
+    .receive(
+      [&](msg::compile_reply& r) {
+        EXPECT_EQ(r.executable, "die_once");
+        EXPECT_EQ(r.attempts, 2);
+      },
+      [&](caf::error& e) { FAIL() << sys->render(e); });
+  EXPECT_EQ(c->started, 2); // the try that killed its worker and the retry
   self->request(pool, 5s, msg::stats_atom_v).receive(
     [&](msg::pool_stats& s) {
       EXPECT_EQ(s.worker_restarts, 1u);
@@ -110,23 +141,72 @@ TEST_F(pool_fixture, DeadWorkerIsReplacedAndItsJobRetriedOnce) {
   self->send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
-TEST_F(pool_fixture, JobFailsWithReasonWhenItsWorkerDiesTwice) {
+TEST_F(pool_fixture, JobFailsWithReasonWhenItsWorkerDiesOnEveryTry) {
   auto c = std::make_shared<counters>();
-  auto pool = spawn(1, delayed_runner(c, 400ms));
+  auto pool = spawn(1, delayed_runner(c, 50ms));
   caf::scoped_actor self{*sys};
-  auto h = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
-  std::this_thread::sleep_for(100ms);
-  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
-  std::this_thread::sleep_for(150ms); // the retry is running on the replacement
-  caf::anon_send(pool, msg::crash_atom_v, std::uint32_t{0});
-  h.receive([&](msg::compile_reply&) { FAIL() << "expected an error"; },
-            [&](caf::error& e) {
-              EXPECT_NE(sys->render(e).find("died twice"), std::string::npos) << sys->render(e);
-            });
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "die_always", env::backend::cpu, false})
+    .receive([&](msg::compile_reply&) { FAIL() << "expected an error"; },
+             [&](caf::error& e) {
+               auto text = msg::error_text(e, *sys);
+               EXPECT_EQ(text, "test_pool: job 1 failed on 2 tries: its worker died");
+             });
   // The pool keeps serving after both restarts.
-  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", "cpu", false})
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", env::backend::cpu, false})
     .receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "b"); },
              [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) {
+      EXPECT_EQ(s.worker_restarts, 2u);
+      EXPECT_EQ(s.failed, 1u);
+    },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(pool_fixture, FailureInsideLeapIsRetriedThenFailsTheRequestWithItsReason) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 10ms, /*retries=*/2));
+  caf::scoped_actor self{*sys};
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "fail_once", env::backend::cpu, false})
+    .receive([&](msg::compile_reply& r) { EXPECT_EQ(r.attempts, 2); },
+             [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "fail_always", env::backend::cpu, false})
+    .receive([&](msg::compile_reply&) { FAIL() << "expected an error"; },
+             [&](caf::error& e) {
+               EXPECT_EQ(msg::error_text(e, *sys),
+                         "test_pool: job 2 failed on 3 tries: failing on demand (try 3)");
+             });
+  EXPECT_EQ(c->started, 2 + 3);
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) {
+      EXPECT_EQ(s.retried, 1u + 2u);
+      EXPECT_EQ(s.failed, 1u);
+      EXPECT_EQ(s.completed, 1u);
+      EXPECT_EQ(s.worker_restarts, 0u);
+    },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(pool_fixture, CancelledRunningJobIsNeverRetried) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 200ms));
+  caf::scoped_actor self{*sys};
+  auto h = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", env::backend::cpu, false});
+  std::this_thread::sleep_for(50ms); // running
+  caf::anon_send(pool, msg::cancel_atom_v, std::uint64_t{1});
+  h.receive([&](msg::compile_reply&) { FAIL() << "a cancelled job answered"; },
+            [&](caf::error& e) {
+              EXPECT_EQ(msg::error_text(e, *sys), "test_pool: job 1 was cancelled");
+            });
+  EXPECT_EQ(c->started, 1);
+  self->request(pool, 5s, msg::stats_atom_v).receive(
+    [&](msg::pool_stats& s) {
+      EXPECT_EQ(s.cancelled, 1u);
+      EXPECT_EQ(s.retried, 0u);
+    },
+    [&](caf::error& e) { FAIL() << sys->render(e); });
   self->send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
@@ -134,11 +214,11 @@ TEST_F(pool_fixture, QueuedJobCancelledBeforeItStartsNeverRuns) {
   auto c = std::make_shared<counters>();
   auto pool = spawn(1, delayed_runner(c, 200ms));
   caf::scoped_actor self{*sys};
-  auto h1 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false});
-  auto h2 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", "cpu", false});
+  auto h1 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "a", env::backend::cpu, false});
+  auto h2 = self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", env::backend::cpu, false});
   std::this_thread::sleep_for(50ms);
   caf::anon_send(pool, msg::cancel_atom_v, std::uint64_t{2});
-  h1.receive([&](msg::compile_reply& r) { EXPECT_EQ(r.status, "ok"); },
+  h1.receive([&](msg::compile_reply& r) { EXPECT_EQ(r.status, env::build_status::ok); },
              [&](caf::error& e) { FAIL() << sys->render(e); });
   h2.receive([&](msg::compile_reply&) { FAIL() << "cancelled job answered"; },
              [&](caf::error& e) { EXPECT_NE(sys->render(e).find("cancelled"), std::string::npos); });
@@ -164,10 +244,10 @@ TEST_F(pool_fixture, CompletionCallbackOutlivingTheActorSystemIsHarmless) {
     job_thread_p.set_value(std::thread([id = req.id, done = std::move(done), gone]() mutable {
       msg::compile_reply rep;
       rep.id = id;
-      rep.status = "ok";
-      done(rep, "");
+      rep.status = env::build_status::ok;
+      done(rep);
       gone.wait_for(5s); // still holding `done` while the system goes away
-      done(rep, "");     // a late, second report
+      done(rep);         // a late, second report
       done = nullptr;
     }));
     return {};
@@ -176,8 +256,8 @@ TEST_F(pool_fixture, CompletionCallbackOutlivingTheActorSystemIsHarmless) {
   auto pool = spawn(1, r);
   {
     caf::scoped_actor self{*sys};
-    self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{1, "t", "a", "cpu", false})
-      .receive([&](msg::compile_reply& rep) { EXPECT_EQ(rep.status, "ok"); },
+    self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{1, "t", "a", env::backend::cpu, false})
+      .receive([&](msg::compile_reply& rep) { EXPECT_EQ(rep.status, env::build_status::ok); },
                [&](caf::error& e) { FAIL() << sys->render(e); });
   }
   auto job_thread = job_thread_p.get_future().get();
@@ -202,7 +282,7 @@ TEST_F(pool_fixture, ShutdownCancelsRunningJobs) {
   auto pool = spawn(2, r);
   caf::scoped_actor self{*sys};
   for (std::uint64_t i = 1; i <= 2; ++i)
-    self->send(pool, msg::compile_atom_v, msg::compile_request{i, "t", "a", "cpu", false});
+    self->send(pool, msg::compile_atom_v, msg::compile_request{i, "t", "a", env::backend::cpu, false});
   for (int k = 0; k < 200; ++k) {
     bool busy = false;
     self->request(pool, 5s, msg::stats_atom_v)

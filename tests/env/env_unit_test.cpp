@@ -328,7 +328,7 @@ TEST(Feedback, CleansDiagnosticsAndDescribesVerdicts) {
   EXPECT_NE(f.find("index 3 (expected 0.5, got 3.6)"), std::string::npos) << f;
   EXPECT_NE(f.find("2 of 7 elements"), std::string::npos) << f;
   v.st = status::correct;
-  v.backend = "cpu";
+  v.backend = backend::cpu;
   v.trials_run = 4;
   EXPECT_NE(make_feedback(v, *task).find("correctness only"), std::string::npos);
 }

@@ -7,7 +7,7 @@
 #include "env/guards.hpp"
 #include "env/task.hpp"
 #include "policy/code_extract.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 #include <gtest/gtest.h>
 

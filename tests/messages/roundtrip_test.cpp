@@ -1,5 +1,6 @@
-// Every registered message type survives CAF's binary serializer unchanged (the cluster sends
-// them over the network), and the type-id block registers them all.
+// Every registered message type survives CAF's binary serializer unchanged (so it can cross
+// processes), enum fields included (an out-of-range value is a load error), and the type-id
+// block registers them all.
 #include "messages/interfaces.hpp"
 
 #include <caf/all.hpp>
@@ -36,7 +37,7 @@ struct fixture : ::testing::Test {
 env::verdict sample_verdict() {
   env::verdict v;
   v.task = "softmax_rows";
-  v.backend = "cuda";
+  v.backend = env::backend::cuda;
   v.st = env::status::wrong_answer;
   v.reason = "mismatch";
   v.max_abs_error = 3.25;
@@ -73,17 +74,17 @@ TEST_F(fixture, VerdictRoundTrips) {
 }
 
 TEST_F(fixture, CompileMessagesRoundTrip) {
-  msg::compile_request rq{42, "matmul", "__global__ void k(){}", "cuda", true};
+  msg::compile_request rq{42, "matmul", "__global__ void k(){}", env::backend::cuda, true};
   auto r = roundtrip(rq);
   EXPECT_EQ(r.id, 42u);
   EXPECT_EQ(r.task, "matmul");
   EXPECT_EQ(r.source, rq.source);
-  EXPECT_EQ(r.backend, "cuda");
+  EXPECT_EQ(r.backend, env::backend::cuda);
   EXPECT_TRUE(r.reference);
-  msg::compile_reply rp{7, "compile_error", "/x/worker", "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
+  msg::compile_reply rp{7, env::build_status::compile_error, "/x/worker", "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
   auto p = roundtrip(rp);
   EXPECT_EQ(p.id, 7u);
-  EXPECT_EQ(p.status, "compile_error");
+  EXPECT_EQ(p.status, env::build_status::compile_error);
   EXPECT_EQ(p.executable, "/x/worker");
   EXPECT_EQ(p.diagnostics, rp.diagnostics);
   EXPECT_EQ(p.stage, "nvcc");
@@ -94,7 +95,7 @@ TEST_F(fixture, CompileMessagesRoundTrip) {
 }
 
 TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
-  msg::exec_request rq{9, "relu", "cpu", "/a/worker", "/b/worker", true};
+  msg::exec_request rq{9, "relu", env::backend::cpu, "/a/worker", "/b/worker", true};
   auto r = roundtrip(rq);
   EXPECT_EQ(r.id, 9u);
   EXPECT_EQ(r.candidate_exe, "/a/worker");
@@ -114,10 +115,11 @@ TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
 }
 
 TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
-  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 16);
+  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 22);
   EXPECT_STREQ(caf::type_name<msg::compile_request>::value, "leap::msg::compile_request");
   // Registered types can travel inside a caf::message and be serialized there too.
-  auto m = caf::make_message(msg::compile_atom_v, msg::compile_request{1, "relu", "src", "cpu", false});
+  auto m = caf::make_message(msg::compile_atom_v,
+                             msg::compile_request{1, "relu", "src", env::backend::cpu, false});
   std::vector<char> buf;
   caf::binary_serializer sink{*sys, buf};
   auto err = sink(m);
@@ -151,15 +153,17 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   auto w = roundtrip(msg::weights_update{4, std::string("\x00\x01st", 4)});
   EXPECT_EQ(w.version, 4);
   EXPECT_EQ(w.safetensors.size(), 4u);
-  msg::turn_record t{{1}, {2, 3}, {-0.5f, -0.25f}, 2, "wrong_answer", "mismatch", true, 1.5, 0.25, 1.75};
+  msg::turn_record t{{1}, {2, 3}, {-0.5f, -0.25f}, 2, true, env::status::wrong_answer, "mismatch",
+                     true, 1.5, 0.25, 1.75};
   msg::group_result gres;
   gres.group_id = 9;
   gres.task = "relu";
   gres.epoch = 1;
   gres.index = 3;
-  gres.dcp = "expand";
+  gres.dcp = algo::group_decision::expand;
   gres.activated = true;
-  gres.trajectories = {{{t, t}, 2, false}, {{t}, 0, true}};
+  gres.trajectories = {{{t, t}, 2, algo::attempt_end::solved, ""},
+                       {{t}, 0, algo::attempt_end::dropped, "compiler_pool: job 4 failed on 2 tries"}};
   gres.attempts = 3;
   gres.compiles = 2;
   gres.cache_hits = 1;
@@ -169,9 +173,13 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   auto s2 = roundtrip(sg);
   EXPECT_EQ(s2.group.task, "relu");
   ASSERT_EQ(s2.group.trajectories.size(), 2u);
-  EXPECT_EQ(s2.group.trajectories[0].turns[1].status, "wrong_answer");
+  EXPECT_EQ(s2.group.dcp, algo::group_decision::expand);
+  EXPECT_EQ(s2.group.trajectories[0].turns[1].status, env::status::wrong_answer);
+  EXPECT_TRUE(s2.group.trajectories[0].turns[1].judged);
   EXPECT_DOUBLE_EQ(s2.group.trajectories[0].turns[1].t_verdict, 1.75);
-  EXPECT_TRUE(s2.group.trajectories[1].cancelled);
+  EXPECT_EQ(s2.group.trajectories[0].end, algo::attempt_end::solved);
+  EXPECT_EQ(s2.group.trajectories[1].end, algo::attempt_end::dropped);
+  EXPECT_EQ(s2.group.trajectories[1].end_reason, gres.trajectories[1].end_reason);
   EXPECT_EQ(s2.advantages, sg.advantages);
   msg::step_report rep;
   rep.step = 12;
@@ -179,7 +187,29 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   rep.tasks = {"relu", "matmul"};
   rep.epochs = {0, 1};
   rep.indices = {4, 2};
+  rep.outcome = msg::step_outcome::failed;
+  rep.error = "learner step 12 failed: grpo_step: index out of range";
+  rep.recovery = 0.5;
+  rep.dropped = 2;
+  rep.unsupported = 1;
+  rep.checkpoint = msg::checkpoint_state::saved;
+  msg::group_summary gsum;
+  gsum.task = "relu";
+  gsum.dcp = algo::group_decision::no_verdicts;
+  gsum.attempts = {{algo::attempt_end::unsupported, "", 0, 0.0, {0.0}, {{true, env::status::rejected, "emulation_unsupported", 40}}}};
+  rep.group_details = {gsum};
   auto q = roundtrip(rep);
+  EXPECT_EQ(q.outcome, msg::step_outcome::failed);
+  EXPECT_EQ(q.error, rep.error);
+  EXPECT_DOUBLE_EQ(q.recovery, 0.5);
+  EXPECT_EQ(q.dropped, 2u);
+  EXPECT_EQ(q.checkpoint, msg::checkpoint_state::saved);
+  ASSERT_EQ(q.group_details.size(), 1u);
+  EXPECT_EQ(q.group_details[0].dcp, algo::group_decision::no_verdicts);
+  ASSERT_EQ(q.group_details[0].attempts.size(), 1u);
+  EXPECT_EQ(q.group_details[0].attempts[0].end, algo::attempt_end::unsupported);
+  EXPECT_EQ(q.group_details[0].attempts[0].turns[0].reason, "emulation_unsupported");
+  EXPECT_EQ(q.group_details[0].attempts[0].turns[0].tokens, 40);
   EXPECT_EQ(q.step, 12);
   EXPECT_DOUBLE_EQ(q.acc_at_3, 0.75);
   EXPECT_EQ(q.tasks, rep.tasks);
@@ -187,4 +217,32 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   auto gs = roundtrip(msg::group_start{3, "softmax_rows", 2, 5});
   EXPECT_EQ(gs.task, "softmax_rows");
   EXPECT_EQ(gs.index, 5);
+}
+
+TEST_F(fixture, SmallMessagesOfTheRolesRoundTrip) {
+  auto u = roundtrip(msg::stage_usage{12.5, 3.0, 6.25, 1.5});
+  EXPECT_DOUBLE_EQ(u.elapsed_seconds, 12.5);
+  EXPECT_DOUBLE_EQ(u.compile, 6.25);
+  auto r = roundtrip(msg::save_request{"/runs/x/checkpoint", "{\"seed\": 1}"});
+  EXPECT_EQ(r.dir, "/runs/x/checkpoint");
+  EXPECT_EQ(r.extra_json, "{\"seed\": 1}");
+  auto c = roundtrip(msg::checkpoint_saved{"/runs/x/checkpoint", 7});
+  EXPECT_EQ(c.step, 7);
+}
+
+// An enum value out of range never becomes an invalid enum: loading it is an error.
+TEST_F(fixture, OutOfRangeEnumIsALoadError) {
+  msg::compile_reply good;
+  good.status = env::build_status::ok;
+  std::vector<char> buf;
+  caf::binary_serializer sink{*sys, buf};
+  ASSERT_FALSE(sink(good));
+  // The layout: id (8 bytes), then the status byte.
+  ASSERT_GT(buf.size(), 9u);
+  buf[8] = static_cast<char>(200);
+  msg::compile_reply back;
+  caf::binary_deserializer source{*sys, buf};
+  auto err = source(back);
+  ASSERT_TRUE(err);
+  EXPECT_NE(sys->render(err).find("leap_build_status"), std::string::npos) << sys->render(err);
 }

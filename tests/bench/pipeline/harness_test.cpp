@@ -16,7 +16,7 @@
 #include <thread>
 
 using namespace leap::bench;
-using kind = leap::actors::job_event::kind;
+using kind = leap::bench::job_event::kind;
 
 namespace {
 

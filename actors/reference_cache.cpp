@@ -1,0 +1,40 @@
+#include "actors/reference_cache.hpp"
+
+namespace leap::actors {
+
+bool reference_cache::request(const std::string& task, callback cb) {
+  if (auto it = built_.find(task); it != built_.end()) {
+    cb(result<std::string>(it->second));
+    return false;
+  }
+  if (auto it = broken_.find(task); it != broken_.end()) {
+    cb(result<std::string>(make_error(it->second)));
+    return false;
+  }
+  auto& w = waiting_[task];
+  w.push_back(std::move(cb));
+  return w.size() == 1;
+}
+
+void reference_cache::built(const std::string& task, const std::string& executable) {
+  built_[task] = executable;
+  settle(task, result<std::string>(executable));
+}
+
+void reference_cache::failed(const std::string& task, const std::string& why, bool permanent) {
+  if (permanent)
+    broken_[task] = why;
+  settle(task, result<std::string>(make_error(why)));
+}
+
+void reference_cache::settle(const std::string& task, const result<std::string>& r) {
+  auto it = waiting_.find(task);
+  if (it == waiting_.end())
+    return;
+  auto waiters = std::move(it->second);
+  waiting_.erase(it);
+  for (auto& cb : waiters)
+    cb(r);
+}
+
+} // namespace leap::actors

@@ -1,0 +1,24 @@
+// `leap bench --config configs/bench/<scenario>.toml [--json] [--out DIR] [--sweep AXIS=v1,v2 ...]`:
+// runs a scenario's async, sync and DCP-off modes side by side (same steps, seeds and draws),
+// prints the comparison table, writes CSV and one SVG timeline per mode, and with --json ends
+// stdout with one JSON object. With --sweep it runs the async mode over the cartesian product of
+// the axes and prints where the bottleneck moves. Main thread; no CAF in this header.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace leap::bench {
+
+struct bench_args {
+  std::string scenario_path;
+  std::vector<std::string> sets;   // --set: bench.* go to the scenario, the rest to its config
+  std::vector<std::string> sweep;  // "axis=v1,v2,..."
+  std::string out_dir;             // empty = runs/bench/<scenario>
+  bool json = false;
+};
+
+// 0 done, 1 a run failed, 2 bad usage or scenario.
+int cmd_bench(const bench_args& args);
+
+} // namespace leap::bench

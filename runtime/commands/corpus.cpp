@@ -1,0 +1,336 @@
+#include "runtime/commands/corpus.hpp"
+
+#include "runtime/commands/table.hpp"
+
+#include "common/fs.hpp"
+#include "common/json_text.hpp"
+#include "common/sha256.hpp"
+#include "policy/corpus/corpus.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+namespace leap::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct label {
+  env::status st = env::status::rejected;
+  std::string reason, feedback;
+  bool emulation_unsupported = false;
+  bool cached = false;
+};
+
+std::string label_key(const services& svc, const env::task_spec& t, const std::string& source) {
+  std::string k = "leap-corpus-label-v1\n" + std::string(env::to_string(svc.backend)) + "\n" + t.name + "\n"
+                  + std::to_string(svc.cfg.executor.trials) + "\n" + std::to_string(t.atol) + " "
+                  + std::to_string(t.rtol) + "\n" + sha256_hex(t.reference_source) + "\n"
+                  + sha256_hex(read_file(t.spec_path).ok() ? *read_file(t.spec_path) : t.spec_path) + "\n" + source;
+  return sha256_hex(k);
+}
+
+bool load_label(const std::string& path, label& l) {
+  auto text = read_file(path);
+  if (!text)
+    return false;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return false;
+  if (!env::parse_status(j.value("status", ""), l.st))
+    return false;
+  l.reason = j.value("reason", "");
+  l.feedback = j.value("feedback", "");
+  l.emulation_unsupported = j.value("emulation_unsupported", false);
+  l.cached = true;
+  return true;
+}
+
+nlohmann::json base_record(const corpus::variant& v) {
+  nlohmann::json j{{"task", v.task},       {"family", v.family}, {"kind", corpus::to_string(v.kind)},
+                   {"variant", v.name},    {"strategy", v.strategy}};
+  if (v.kind == corpus::variant_kind::buggy) {
+    j["bug"] = corpus::to_string(v.bug);
+    j["origin"] = v.origin;
+  }
+  return j;
+}
+
+} // namespace
+
+result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_options& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (opt.out_dir.empty())
+    return make_error("corpus: no output directory");
+  std::vector<env::task_spec> tasks;
+  for (auto& [name, t] : *svc.tasks)
+    if (opt.tasks.empty() || std::find(opt.tasks.begin(), opt.tasks.end(), name) != opt.tasks.end())
+      tasks.push_back(t);
+  for (auto& n : opt.tasks)
+    if (!svc.tasks->count(n))
+      return make_error("corpus: unknown task '" + n + "'");
+  corpus::generate_options go;
+  go.seed = opt.seed;
+  go.bugs_per_kind = opt.bugs_per_kind;
+  auto gen = corpus::generate(tasks, go);
+  if (!gen)
+    return gen.err();
+  const auto& vars = *gen;
+
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec)
+    return make_error("corpus: cannot create " + opt.out_dir + ": " + ec.message());
+  const std::string label_dir = svc.cache_dir + "/corpus-labels";
+  if (opt.reuse_labels) {
+    fs::create_directories(label_dir, ec);
+    if (ec)
+      return make_error("corpus: cannot create " + label_dir + ": " + ec.message());
+  }
+
+  // 1. Labels: cache hits first, the rest through the evaluator in batches.
+  corpus_summary sum;
+  std::vector<label> labels(vars.size());
+  std::vector<bool> have(vars.size(), false);
+  std::vector<std::string> keys(vars.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    keys[i] = label_key(svc, svc.tasks->at(vars[i].task), vars[i].source);
+    if (opt.reuse_labels && load_label(label_dir + "/" + keys[i] + ".json", labels[i])) {
+      have[i] = true;
+      ++sum.label_cache_hits;
+    } else {
+      todo.push_back(i);
+    }
+  }
+  std::size_t done = vars.size() - todo.size();
+  if (opt.progress)
+    opt.progress(done, vars.size());
+  const std::size_t batch = std::max<std::size_t>(1, opt.batch);
+  for (std::size_t b = 0; b < todo.size(); b += batch) {
+    std::vector<check_item> items;
+    std::vector<std::size_t> idx;
+    for (std::size_t k = b; k < std::min(todo.size(), b + batch); ++k) {
+      auto i = todo[k];
+      items.push_back({vars[i].task, vars[i].source, false, false});
+      idx.push_back(i);
+    }
+    auto out = ev.evaluate(items);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      auto i = idx[k];
+      if (!out[k]) {
+        ++sum.leap_errors;
+        std::cerr << "leap corpus: " << vars[i].task << "/" << vars[i].name << ": " << out[k].message() << "\n";
+        continue;
+      }
+      const auto& v = out[k]->v;
+      auto& l = labels[i];
+      l.st = v.st;
+      l.reason = v.reason;
+      l.feedback = v.feedback;
+      l.emulation_unsupported = v.emulation_unsupported;
+      have[i] = true;
+      if (opt.reuse_labels) {
+        nlohmann::json j{{"status", env::to_string(v.st)}, {"reason", v.reason}, {"feedback", v.feedback},
+                         {"emulation_unsupported", v.emulation_unsupported}, {"task", vars[i].task},
+                         {"variant", vars[i].name}};
+        (void)write_file_atomic(label_dir + "/" + keys[i] + ".json", dump_lossy(j) + "\n");
+      }
+    }
+    done += idx.size();
+    if (opt.progress)
+      opt.progress(done, vars.size());
+  }
+
+  // 2. Records.
+  std::map<std::string, std::map<std::string, std::size_t>> by_name; // task -> name -> index
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    by_name[vars[i].task][vars[i].name] = i;
+  auto passed = [&](std::size_t i) { return have[i] && labels[i].st == env::status::correct; };
+
+  std::string jsonl;
+  // task -> solution|buggy|repair -> status (or "count") -> n
+  std::map<std::string, std::map<std::string, std::map<std::string, std::size_t>>> counts;
+  std::map<std::string, std::size_t> totals;
+  nlohmann::json failed = nlohmann::json::array(), benign = nlohmann::json::array();
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (!have[i])
+      continue;
+    const auto& v = vars[i];
+    const auto& l = labels[i];
+    const bool is_sol = v.kind == corpus::variant_kind::solution;
+    auto j = base_record(v);
+    j["code"] = v.source;
+    j["status"] = env::to_string(l.st);
+    j["reason"] = l.reason;
+    j["feedback"] = l.feedback;
+    j["emulation_unsupported"] = l.emulation_unsupported;
+    j["target"] = is_sol && l.st == env::status::correct;
+    j["label_cached"] = l.cached;
+    jsonl += dump_lossy(j) + "\n";
+    ++sum.variants;
+    ++totals[env::to_string(l.st)];
+    counts[v.task][is_sol ? "solution" : "buggy"][env::to_string(l.st)] += 1;
+    if (l.emulation_unsupported)
+      ++sum.emulation_unsupported;
+    if (is_sol) {
+      ++sum.solutions;
+      if (l.st == env::status::correct) {
+        ++sum.targets;
+      } else {
+        ++sum.failed_solutions;
+        failed.push_back({{"task", v.task}, {"variant", v.name}, {"status", env::to_string(l.st)},
+                          {"reason", l.reason}, {"feedback", l.feedback}});
+      }
+      continue;
+    }
+    ++sum.buggy;
+    if (l.st == env::status::correct) {
+      ++sum.benign_bugs;
+      benign.push_back({{"task", v.task}, {"variant", v.name}});
+      continue;
+    }
+    // A repair: the fix is the origin when it really passed, else another passing solution of the
+    // task with the same strategy, else any passing solution of the task.
+    std::size_t fix = vars.size();
+    auto o = by_name[v.task].find(v.origin);
+    if (o != by_name[v.task].end() && passed(o->second))
+      fix = o->second;
+    for (int pass = 0; pass < 2 && fix == vars.size(); ++pass)
+      for (std::size_t k = 0; k < vars.size(); ++k)
+        if (vars[k].task == v.task && vars[k].kind == corpus::variant_kind::solution && passed(k)
+            && (pass == 1 || vars[k].strategy == v.strategy)) {
+          fix = k;
+          break;
+        }
+    if (fix == vars.size())
+      continue;
+    const auto& t = svc.tasks->at(v.task);
+    auto r = base_record(v);
+    r["kind"] = "repair";
+    r["prompt"] = t.description + "\n" + t.signature;
+    r["buggy_code"] = v.source;
+    r["status"] = env::to_string(l.st);
+    r["reason"] = l.reason;
+    r["feedback"] = l.feedback;
+    r["fixed_variant"] = vars[fix].name;
+    r["fixed_code"] = vars[fix].source;
+    r["code"] = vars[fix].source;
+    jsonl += dump_lossy(r) + "\n";
+    ++sum.repairs;
+    counts[v.task]["repair"]["count"] += 1;
+  }
+  nlohmann::json per_task = nlohmann::json::object();
+  for (auto& [task, kinds] : counts)
+    for (auto& [kind, m] : kinds) {
+      if (kind == "repair")
+        per_task[task]["repair"] = m.at("count");
+      else
+        per_task[task][kind] = m;
+    }
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  nlohmann::json stats{{"seed", opt.seed},
+                       {"backend", env::to_string(svc.backend)},
+                       {"seconds", sum.seconds},
+                       {"variants", sum.variants},
+                       {"solutions", sum.solutions},
+                       {"buggy", sum.buggy},
+                       {"repairs", sum.repairs},
+                       {"targets", sum.targets},
+                       {"failed_solutions", sum.failed_solutions},
+                       {"benign_bugs", sum.benign_bugs},
+                       {"emulation_unsupported", sum.emulation_unsupported},
+                       {"label_cache_hits", sum.label_cache_hits},
+                       {"leap_errors", sum.leap_errors},
+                       {"status_totals", totals},
+                       {"per_task", per_task},
+                       {"failed_solution_list", failed},
+                       {"benign_bug_list", benign}};
+  sum.corpus_path = opt.out_dir + "/corpus.jsonl";
+  sum.stats_path = opt.out_dir + "/corpus_stats.json";
+  if (auto w = write_file_atomic(sum.corpus_path, jsonl); !w)
+    return w.err();
+  if (auto w = write_file_atomic(sum.stats_path, dump_lossy(stats, 2) + "\n"); !w)
+    return w.err();
+  return sum;
+}
+
+int cmd_corpus(services& svc, const corpus_options& opt_in, bool json) {
+  auto opt = opt_in;
+  if (!opt.progress)
+    opt.progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\rlabelling %zu/%zu variants", done, total);
+      if (done == total)
+        std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+  evaluator ev(svc);
+  auto r = build_corpus(svc, ev, opt);
+  if (!r) {
+    std::cerr << "leap: " << r.message() << "\n";
+    return 1;
+  }
+  const auto& s = *r;
+  if (json) {
+    std::cout << nlohmann::json{{"corpus", s.corpus_path}, {"stats", s.stats_path}, {"variants", s.variants},
+                                {"solutions", s.solutions}, {"buggy", s.buggy}, {"repairs", s.repairs},
+                                {"targets", s.targets}, {"failed_solutions", s.failed_solutions},
+                                {"benign_bugs", s.benign_bugs},
+                                {"emulation_unsupported", s.emulation_unsupported},
+                                {"label_cache_hits", s.label_cache_hits}, {"leap_errors", s.leap_errors},
+                                {"seconds", s.seconds}}.dump()
+              << "\n";
+  } else {
+    std::printf("corpus:   %s\nstats:    %s\n", s.corpus_path.c_str(), s.stats_path.c_str());
+    std::printf("variants: %zu (%zu solutions, %zu buggy), %zu repair dialogues\n", s.variants,
+                s.solutions, s.buggy, s.repairs);
+    std::printf("targets:  %zu solutions really correct; %zu 'correct' strategies rejected by the "
+                "environment; %zu bugs that still passed\n",
+                s.targets, s.failed_solutions, s.benign_bugs);
+    std::printf("labels:   %zu from the cache, %zu emulation_unsupported, %zu leap errors, %.1f s\n",
+                s.label_cache_hits, s.emulation_unsupported, s.leap_errors, s.seconds);
+  }
+  return s.leap_errors == 0 ? 0 : 1;
+}
+
+namespace {
+
+int run_corpus(const command_context& ctx) {
+  const auto& a = ctx.args;
+  corpus_options co;
+  auto out = a.opt("--out");
+  if (!out)
+    return usage_error("corpus needs --out DIR");
+  co.out_dir = *out;
+  if (auto seed = a.opt("--seed")) {
+    try {
+      co.seed = std::stoull(*seed);
+    } catch (...) {
+      return usage_error("--seed " + *seed + ": expected a non-negative integer");
+    }
+  }
+  if (a.opts.count("--task"))
+    co.tasks = a.opts.at("--task");
+  for (auto& t : co.tasks)
+    if (!ctx.svc->tasks->count(t))
+      return usage_error("unknown task '" + t + "'");
+  return cmd_corpus(*ctx.svc, co, a.has("--json"));
+}
+
+} // namespace
+
+command corpus_command() {
+  return {{"corpus"}, "--out DIR [--seed N] [--task NAME ...] [--json]",
+          "generate the kernel corpus, label every variant\nthrough the environment, write "
+          "corpus.jsonl",
+          command::needs::services, true, false, run_corpus};
+}
+
+} // namespace leap::runtime

@@ -1,0 +1,57 @@
+// Labels the generated corpus (policy/corpus) through the real environment and writes it:
+// every variant is compiled and run by the evaluator (batched; verdicts cached on disk by content
+// under <cache_dir>/corpus-labels), and its REAL verdict (status, reason, feedback) is kept.
+// Only variants whose real status is `correct` become SFT targets or repair fixes. Outputs, each
+// written atomically: <out>/corpus.jsonl (one JSON object per line) and <out>/corpus_stats.json.
+// Call from one non-actor thread (the CLI's main thread or a test); blocking.
+#pragma once
+
+#include "common/result.hpp"
+#include "runtime/pipeline/evaluator.hpp"
+#include "runtime/pipeline/services.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace leap::runtime {
+
+struct corpus_options {
+  std::string out_dir;
+  std::uint64_t seed = 1;
+  std::vector<std::string> tasks;   // empty = every task of the suite
+  int bugs_per_kind = 1;            // buggy variants per (task, bug kind)
+  bool reuse_labels = true;         // read/write the verdict cache under <cache_dir>/corpus-labels
+  std::size_t batch = 48;           // variants per evaluator call
+  // Called after every batch with (labelled so far, total); may print.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+struct corpus_summary {
+  std::size_t variants = 0, solutions = 0, buggy = 0, repairs = 0;
+  std::size_t targets = 0;                 // solutions whose real status is correct
+  std::size_t failed_solutions = 0;        // "correct" strategies the environment rejected
+  std::size_t benign_bugs = 0;             // buggy variants that nevertheless passed
+  std::size_t emulation_unsupported = 0;
+  std::size_t label_cache_hits = 0;
+  std::size_t leap_errors = 0;             // evaluator failures (no verdict): not written
+  double seconds = 0;
+  std::string corpus_path, stats_path;
+};
+
+// The JSONL schema, one object per line:
+//   kind "solution" | "buggy": task, family, kind, variant, strategy, [bug, origin], code,
+//     status, reason, feedback, emulation_unsupported, target (true = status correct and a
+//     solution: an SFT turn-1 target), label_cached
+//   kind "repair" (a buggy variant whose real status is not correct, paired with a variant of the
+//     same task that really passed, preferring the one it was derived from): task, family, kind,
+//     variant (the buggy one), bug, prompt (task description + signature), buggy_code, status
+//     and feedback (the buggy run's real verdict), fixed_variant, fixed_code, code (= fixed_code)
+result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_options& opt);
+
+// `leap corpus --out DIR [--seed N] [--task NAME ...]`: prints progress on stderr and a summary
+// (or one JSON object with --json) on stdout. Exit codes as the CLI's: 0, 1 (leap failed), 2.
+int cmd_corpus(services& svc, const corpus_options& opt, bool json);
+
+} // namespace leap::runtime

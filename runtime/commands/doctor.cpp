@@ -1,0 +1,40 @@
+// `leap doctor`: the tools, the backend, the cache and the candidate sandbox this machine gives.
+#include "leap/build_info.hpp"
+#include "policy/task_oracles.hpp"
+#include "runtime/commands/table.hpp"
+#include "runtime/pipeline/services.hpp"
+
+#include <cstdio>
+
+namespace leap::runtime {
+
+namespace {
+
+int run_doctor(const command_context& ctx) {
+  auto& svc = *ctx.svc;
+  auto& t = svc.tools;
+  std::printf("leap %s\n", build_info::version);
+  std::printf("nvcc:            %s (%s)\n", t.nvcc.c_str(), t.nvcc_version.c_str());
+  std::printf("host compiler:   %s\n", t.host_cxx_version.c_str());
+  std::printf("CUDA device:     %s\n", t.cuda_device ? t.cuda_device_name.c_str()
+                                                       : ("none: " + t.cuda_device_name).c_str());
+  std::printf("backend:         %s (%s)\n", env::to_string(svc.backend), svc.backend_reason.c_str());
+  std::printf("CUDA harness:    %s\n", t.harness_cuda_lib.empty() ? "not built" : t.harness_cuda_lib.c_str());
+  std::printf("emulation:       %s, %s\n", t.emu_runtime_lib.c_str(), t.emu_include_dir.c_str());
+  std::printf("cache:           %s\n", svc.cache_dir.c_str());
+  std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
+  std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
+  std::printf("isolation:       %s\n", svc.cfg.executor.sandbox
+                                          ? svc.sandbox.summary().c_str()
+                                          : "DISABLED (executor.sandbox = false)");
+  return exit_ok;
+}
+
+} // namespace
+
+command doctor_command() {
+  return {{"doctor"}, "", "report tools, backend and protections", command::needs::services,
+          false, false, run_doctor};
+}
+
+} // namespace leap::runtime

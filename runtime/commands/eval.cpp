@@ -1,0 +1,213 @@
+#include "runtime/commands/eval.hpp"
+
+#include "actors/group_scoring.hpp"
+#include "algo/metrics.hpp"
+#include "common/json_text.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/model_config.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/special_tokens.hpp"
+#include "policy/tokenizer.hpp"
+#include "runtime/commands/table.hpp"
+#include "runtime/pipeline/assembly.hpp"
+#include "runtime/pipeline/options.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace leap::runtime {
+
+result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
+  const auto& cfg = svc.cfg;
+  auto t_start = std::chrono::steady_clock::now();
+  auto tok_r = policy::tokenizer::load(dir + "/tokenizer.json");
+  if (!tok_r)
+    return make_error("checkpoint " + dir + ": " + tok_r.message());
+  auto tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));
+  auto mc = policy::load_model_config(dir + "/config.json");
+  if (!mc)
+    return make_error("checkpoint " + dir + ": " + mc.message());
+  std::vector<std::string> names = cfg.eval.tasks;
+  if (names.empty())
+    for (auto& [n, t] : *svc.tasks)
+      names.push_back(n);
+  for (auto& n : names)
+    if (!svc.tasks->count(n))
+      return make_error("eval.tasks: unknown task '" + n + "'");
+  // One compute thread per replica, as in `leap train`, and a replica per core (at most one per
+  // task): the groups sample side by side while earlier samples compile. (A multi-threaded BLAS
+  // pool also deadlocked in OpenBLAS's fork handler when the process runner forked a compile
+  // during a sampling call.)
+  policy::set_torch_threads(1);
+  const int replicas = static_cast<int>(std::max<std::size_t>(
+    1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
+  auto engine = policy::generation_engine::create(dir, replicas, 0);
+  if (!engine)
+    return make_error("checkpoint " + dir + ": " + engine.message());
+
+  pipeline_description d;
+  d.svc = &svc;
+  d.tasks = svc.tasks;
+  d.gatekeeper = eval_gatekeeper_options_of(cfg);
+  d.gatekeeper.backend = svc.backend;
+  d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
+  d.gatekeeper.eos_id = tok->token_id(policy::special::eos);
+  d.gatekeeper.codec = policy_codec(tok, svc.tasks);
+  d.gatekeeper.generators = replicas;
+  d.compilers = compiler_pool_of(cfg);
+  d.executors = executor_pool_of(cfg);
+  d.engine = std::shared_ptr<policy::generation_engine>(std::move(*engine));
+  eval_driver ed;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    ed.groups.push_back({i + 1, names[i], 0, static_cast<std::int32_t>(i)});
+  // Debugging aid (no config key): LEAP_EVAL_DUMP=FILE appends one JSON line per sampled turn
+  // with the prompt text, the raw completion and the verdict.
+  auto dump = std::make_shared<std::ofstream>();
+  if (const char* path = std::getenv("LEAP_EVAL_DUMP"); path != nullptr && *path != '\0')
+    dump->open(path, std::ios::app);
+  auto done = std::make_shared<std::size_t>(0);
+  const auto total = names.size();
+  ed.on_group = [show, dump, done, total, tok](const msg::group_result& g) {
+    ++*done;
+    int solved = 0;
+    for (auto& tr : g.trajectories)
+      solved += tr.solved_turn > 0;
+    if (show)
+      std::fprintf(stderr, "eval: %-18s %d/%zu solved, %u turns sampled (%zu/%zu tasks)\n",
+                   g.task.c_str(), solved, g.trajectories.size(), g.attempts, *done, total);
+    if (!dump->is_open())
+      return;
+    for (std::size_t a = 0; a < g.trajectories.size(); ++a)
+      for (std::size_t k = 0; k < g.trajectories[a].turns.size(); ++k) {
+        const auto& t = g.trajectories[a].turns[k];
+        *dump << dump_lossy(nlohmann::json{
+                   {"task", g.task}, {"attempt", a}, {"turn", k + 1},
+                   {"prompt", tok->decode(t.prompt)}, {"completion", tok->decode(t.completion)},
+                   {"status", t.judged ? env::to_string(t.status) : "none"}, {"reason", t.reason}})
+              << "\n";
+      }
+    dump->flush();
+  };
+  d.eval = std::move(ed);
+  auto p = pipeline::spawn(std::move(d));
+  if (!p)
+    return p.err();
+  auto out = (*p)->wait();
+  p->reset();
+  if (out.end.end != actors::run_end::how::completed)
+    return make_error("evaluation interrupted");
+
+  eval_summary sum;
+  const int T = cfg.eval.max_turns;
+  std::vector<algo::group_record> records;
+  for (const auto& g : out.groups) {
+    auto& r = sum.per_task[g.task];
+    algo::group_record rec;
+    rec.activated = T > 1;
+    sum.samples += g.attempts;
+    for (const auto& tr : g.trajectories) {
+      const bool ranked = actors::is_ranked(tr);
+      r.solved_turn.push_back(ranked ? tr.solved_turn : 0);
+      r.ranked.push_back(ranked);
+      if (ranked)
+        rec.solved_turn.push_back(tr.solved_turn);
+      sum.dropped += tr.end == algo::attempt_end::dropped;
+      sum.unsupported += tr.end == algo::attempt_end::unsupported;
+      for (std::size_t k = 0; k < tr.turns.size(); ++k) {
+        const auto& t = tr.turns[k];
+        sum.generated_tokens += static_cast<long long>(t.completion.size());
+        sum.no_code += t.judged && t.reason == "no_code";
+        if (k == 0)
+          r.turn1_status[t.judged ? env::to_string(t.status) : "no_verdict"]++;
+      }
+    }
+    records.push_back(std::move(rec));
+  }
+  sum.pass_at_1 = algo::acc_at_k(records, 1);
+  for (int k = 1; k <= std::max(T, 3); ++k)
+    sum.acc_at.push_back(algo::acc_at_k(records, std::min(k, T)));
+  sum.turns_per_pass = algo::turns_per_pass(records);
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (out.usage.elapsed_seconds > 0) {
+    sum.generate_busy = out.usage.generate / out.usage.elapsed_seconds;
+    sum.compile_busy = out.usage.compile / out.usage.elapsed_seconds;
+    sum.execute_busy = out.usage.execute / out.usage.elapsed_seconds;
+  }
+  return sum;
+}
+
+int cmd_eval(services& svc, const std::string& dir, bool json) {
+  auto r = evaluate_checkpoint(svc, dir, true);
+  if (!r) {
+    std::cerr << "leap: eval: " << r.message() << "\n";
+    return exit_failed;
+  }
+  const int T = svc.cfg.eval.max_turns;
+  std::printf("%-18s %8s", "task", "pass@1");
+  for (int k = 2; k <= T; ++k)
+    std::printf("   acc@%d", k);
+  std::printf("   turn-1 verdicts\n");
+  nlohmann::json per_task = nlohmann::json::object();
+  for (auto& [n, t] : r->per_task) {
+    auto ranked = std::count(t.ranked.begin(), t.ranked.end(), true);
+    auto g = static_cast<double>(std::max<long>(1, ranked));
+    std::printf("%-18s %8.3f", n.c_str(),
+                std::count(t.solved_turn.begin(), t.solved_turn.end(), 1) / g);
+    nlohmann::json acc = nlohmann::json::array();
+    for (int k = 1; k <= T; ++k) {
+      auto c = std::count_if(t.solved_turn.begin(), t.solved_turn.end(),
+                             [k](int s) { return s > 0 && s <= k; });
+      acc.push_back(c / g);
+      if (k >= 2)
+        std::printf(" %7.3f", c / g);
+    }
+    std::string verdicts;
+    for (auto& [s, c] : t.turn1_status)
+      verdicts += (verdicts.empty() ? "" : ", ") + s + " " + std::to_string(c);
+    std::printf("   %s\n", verdicts.c_str());
+    per_task[n] = {{"pass_at_1", acc[0]}, {"acc", acc}, {"turn1_verdicts", t.turn1_status},
+                   {"ranked", ranked}};
+  }
+  std::printf("pass@1 %.3f   Acc@1 %.3f   Acc@2 %.3f   Acc@3 %.3f   turns/pass %.2f\n",
+              r->pass_at_1, r->acc_at[0], r->acc_at[1], r->acc_at[2], r->turns_per_pass);
+  std::printf("%lld samples, %lld tokens generated; %lld without code, %lld dropped, %lld "
+              "emulation-unsupported; busy generate/compile/execute %.0f/%.0f/%.0f %%; total "
+              "%.1f s\n",
+              r->samples, r->generated_tokens, r->no_code, r->dropped, r->unsupported,
+              100 * r->generate_busy, 100 * r->compile_busy, 100 * r->execute_busy, r->seconds);
+  if (json)
+    std::cout << dump_lossy(nlohmann::json{{"pass_at_1", r->pass_at_1}, {"acc_at_1", r->acc_at[0]},
+                                {"acc_at_2", r->acc_at[1]}, {"acc_at_3", r->acc_at[2]},
+                                {"turns_per_pass", r->turns_per_pass}, {"per_task", per_task},
+                                {"samples", r->samples}, {"generated_tokens", r->generated_tokens},
+                                {"no_code", r->no_code}, {"dropped", r->dropped},
+                                {"unsupported", r->unsupported},
+                                {"util_generate", r->generate_busy},
+                                {"util_compile", r->compile_busy},
+                                {"util_execute", r->execute_busy}, {"seconds", r->seconds},
+                                {"max_turns", T}, {"group_size", svc.cfg.eval.group_size}})
+              << "\n";
+  return exit_ok;
+}
+
+command eval_command() {
+  return {{"eval"}, "--checkpoint DIR [--json]",
+          "sample G attempts per task, up to eval.max_turns with\nfeedback; pass@1, Acc@1/2/3, "
+          "per-task pass rates",
+          command::needs::services, true, false, [](const command_context& ctx) {
+            auto ck = ctx.args.opt("--checkpoint");
+            if (!ck)
+              return usage_error("eval needs --checkpoint DIR");
+            return cmd_eval(*ctx.svc, *ck, ctx.args.has("--json"));
+          }};
+}
+
+} // namespace leap::runtime

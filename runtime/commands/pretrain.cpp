@@ -1,0 +1,184 @@
+#include "runtime/commands/pretrain.hpp"
+
+#include "runtime/commands/table.hpp"
+
+#include "common/fs.hpp"
+#include "common/sha256.hpp"
+#include "policy/bpe_trainer.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/special_tokens.hpp"
+#include "runtime/commands/corpus.hpp"
+#include "runtime/pipeline/evaluator.hpp"
+#include "runtime/pipeline/policy_io.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace leap::runtime {
+
+namespace {
+
+std::string clock_text(double s) {
+  int t = static_cast<int>(s + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d:%02d", t / 60, t % 60);
+  return buf;
+}
+
+} // namespace
+
+result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, bool show) {
+  const auto& cfg = svc.cfg;
+  pretrain_summary sum;
+  sum.checkpoint_dir = out_dir;
+  // 1. The corpus, labelled by the real environment (verdicts cached by content).
+  corpus_options co;
+  co.out_dir = svc.cache_dir + "/corpus/seed-" + std::to_string(cfg.sft.corpus_seed);
+  if (!cfg.sft.tasks.empty()) {
+    std::string joined;
+    for (auto& t : cfg.sft.tasks)
+      joined += t + ",";
+    co.out_dir += "-" + sha256_hex(joined).substr(0, 10);
+  }
+  co.seed = cfg.sft.corpus_seed;
+  co.tasks = cfg.sft.tasks;
+  if (show)
+    co.progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\rcorpus: labelled %zu/%zu variants", done, total);
+      if (done == total)
+        std::fputc('\n', stderr);
+    };
+  {
+    evaluator ev(svc);
+    auto c = build_corpus(svc, ev, co);
+    if (!c)
+      return c.err();
+    sum.corpus_seconds = c->seconds;
+    if (show)
+      std::fprintf(stderr, "corpus: %zu targets, %zu repair dialogues (%zu labels cached) in %.1f s\n",
+                   c->targets, c->repairs, c->label_cache_hits, c->seconds);
+  }
+  auto texts = load_sft_texts(co.out_dir + "/corpus.jsonl", *svc.tasks);
+  if (!texts)
+    return texts.err();
+  // 2. The tokenizer, trained on exactly the text the model will see.
+  std::vector<std::string> corpus_text;
+  for (auto& t : *texts)
+    corpus_text.push_back(t.prompt + t.completion);
+  policy::bpe_trainer_options to;
+  to.vocab_size = cfg.policy.vocab_size;
+  auto tok = policy::bpe_trainer(to).train(corpus_text);
+  if (!tok)
+    return make_error("training the tokenizer: " + tok.message());
+  auto tok_path = svc.work_dir + "/tokenizer.json";
+  auto saved = tok->save(tok_path);
+  if (!saved)
+    return saved.err();
+  sum.vocab_size = tok->vocab_size();
+  // 3. Examples.
+  std::vector<policy::sft_example> examples;
+  for (auto& t : *texts) {
+    auto p = encode_pair(*tok, t);
+    double w = (t.repair ? cfg.sft.repair_weight : 1.0)
+               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight);
+    examples.push_back({p.prompt, p.completion, w});
+    (t.repair ? sum.repair_examples : sum.turn1_examples)++;
+  }
+  // 4. The model.
+  policy::model_config mc;
+  mc.vocab_size = tok->vocab_size();
+  mc.d_model = cfg.policy.d_model;
+  mc.n_layers = cfg.policy.n_layers;
+  mc.n_heads = cfg.policy.n_heads;
+  mc.n_kv_heads = cfg.policy.n_kv_heads;
+  mc.d_ff = cfg.policy.d_ff;
+  mc.max_seq_len = cfg.policy.max_seq_len;
+  mc.rope_theta = cfg.policy.rope_theta;
+  mc.tie_embeddings = cfg.policy.tie_embeddings;
+  mc.bos_id = tok->token_id(policy::special::bos);
+  mc.eos_id = tok->token_id(policy::special::eos);
+  mc.pad_id = tok->token_id(policy::special::pad);
+  auto model = policy::policy_model::create(mc, cfg.sft.seed);
+  if (!model)
+    return make_error("[policy]: " + model.message());
+  sum.parameters = model->parameter_count();
+  int threads = policy::set_torch_threads(0);
+  if (show)
+    std::fprintf(stderr,
+                 "sft: %.2fM parameters, vocab %d, %zu turn-1 + %zu repair examples, %d threads, "
+                 "budget %.1f min\n",
+                 sum.parameters / 1e6, sum.vocab_size, sum.turn1_examples, sum.repair_examples,
+                 threads, cfg.sft.minutes);
+  policy::sft_options so;
+  so.minutes = cfg.sft.minutes;
+  so.max_steps = cfg.sft.max_steps;
+  so.batch_sequences = cfg.sft.batch_sequences;
+  so.lr = cfg.sft.lr;
+  so.min_lr_ratio = cfg.sft.min_lr_ratio;
+  so.warmup_steps = cfg.sft.warmup_steps;
+  so.weight_decay = cfg.sft.weight_decay;
+  so.grad_clip = cfg.sft.grad_clip;
+  so.seed = cfg.sft.seed;
+  auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  auto r = model->sft(examples, so, [&](const policy::sft_progress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (!show || (now - last_print < std::chrono::seconds(5) && p.step > 1))
+      return;
+    last_print = now;
+    std::fprintf(stderr, "sft: step %5d  loss %.4f  lr %.2e  %6.0f tok/s  elapsed %s  ETA %s\n",
+                 p.step, p.loss, p.lr, p.tokens_per_second, clock_text(p.elapsed_seconds).c_str(),
+                 clock_text(p.eta_seconds).c_str());
+  });
+  if (!r)
+    return r.err();
+  sum.steps = r->steps;
+  sum.first_loss = r->first_loss;
+  sum.final_loss = r->final_loss;
+  sum.sft_seconds = r->seconds;
+  sum.skipped_examples = static_cast<std::size_t>(r->skipped_examples);
+  sum.tokens_per_second = r->seconds > 0 ? r->tokens / r->seconds : 0;
+  auto s = model->save(out_dir, tok_path, r->steps);
+  if (!s)
+    return s.err();
+  return sum;
+}
+
+int cmd_pretrain(services& svc, const std::string& out_dir, bool json) {
+  auto r = pretrain(svc, out_dir, true);
+  if (!r) {
+    std::cerr << "leap: pretrain: " << r.message() << "\n";
+    return 1;
+  }
+  std::printf("checkpoint: %s\nparameters: %lld (vocab %d)\nexamples:   %zu turn-1, %zu repair "
+              "(%zu skipped: longer than policy.max_seq_len)\nsteps:      %d in %.1f s (%.0f "
+              "tok/s)\nloss:       %.4f -> %.4f\n",
+              r->checkpoint_dir.c_str(), r->parameters, r->vocab_size, r->turn1_examples,
+              r->repair_examples, r->skipped_examples, r->steps, r->sft_seconds,
+              r->tokens_per_second, r->first_loss, r->final_loss);
+  if (json)
+    std::cout << nlohmann::json{{"checkpoint", r->checkpoint_dir}, {"parameters", r->parameters},
+                                {"vocab_size", r->vocab_size}, {"steps", r->steps},
+                                {"first_loss", r->first_loss}, {"final_loss", r->final_loss},
+                                {"sft_seconds", r->sft_seconds},
+                                {"corpus_seconds", r->corpus_seconds},
+                                {"tokens_per_second", r->tokens_per_second}}
+                   .dump()
+              << "\n";
+  return 0;
+}
+
+command pretrain_command() {
+  return {{"pretrain"}, "--out DIR [--json]",
+          "SFT warm start on the labelled corpus; writes a checkpoint", command::needs::services,
+          true, false, [](const command_context& ctx) {
+            auto out = ctx.args.opt("--out");
+            if (!out)
+              return usage_error("pretrain needs --out DIR");
+            return cmd_pretrain(*ctx.svc, *out, ctx.args.has("--json"));
+          }};
+}
+
+} // namespace leap::runtime

@@ -1,0 +1,384 @@
+#include "runtime/commands/train.hpp"
+
+#include "common/fs.hpp"
+#include "common/json_text.hpp"
+#include "common/strings.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/special_tokens.hpp"
+#include "policy/tokenizer.hpp"
+#include "runtime/commands/pretrain.hpp"
+#include "runtime/commands/table.hpp"
+#include "runtime/pipeline/assembly.hpp"
+#include "runtime/pipeline/options.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+namespace fs = std::filesystem;
+
+namespace leap::runtime {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_sigint(int) { g_stop.store(true); }
+
+bool is_checkpoint(const std::string& dir) {
+  return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
+}
+
+// Keeps the lines of a JSONL file whose "step" is at most `step` (a resumed run redoes what
+// came after).
+result<void> truncate_jsonl(const std::string& path, std::int64_t step) {
+  if (!fs::exists(path))
+    return {};
+  auto text = read_file(path);
+  if (!text)
+    return text.err();
+  std::string kept;
+  for (auto& line : split_lines(*text)) {
+    if (trim(line).empty())
+      continue;
+    try {
+      auto j = nlohmann::json::parse(line);
+      if (j.at("step").get<std::int64_t>() <= step)
+        kept += line + "\n";
+    } catch (const std::exception&) {
+      // a line cut by a kill: dropped
+    }
+  }
+  return write_file_atomic(path, kept);
+}
+
+nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
+  return nlohmann::json{{"step", r.step},
+                        {"acc_at_1", r.acc_at_1},
+                        {"acc_at_2", r.acc_at_2},
+                        {"acc_at_3", r.acc_at_3},
+                        {"turns_per_pass", r.turns_per_pass},
+                        {"activated_groups", r.activated_groups},
+                        {"recovery", r.recovery >= 0 ? nlohmann::json(r.recovery) : nlohmann::json()},
+                        {"compiles", r.compiles},
+                        {"cache_hits", r.cache_hits},
+                        {"cancelled", r.cancelled},
+                        {"dropped", r.dropped},
+                        {"unsupported", r.unsupported},
+                        {"compiles_later_turns", r.compiles_later_turns},
+                        {"attempts", r.attempts},
+                        {"attempts_per_second", attempts_per_s},
+                        {"step_seconds", step_seconds},
+                        {"learn_seconds", r.learn_seconds},
+                        {"outcome", msg::to_string(r.outcome)},
+                        {"loss", r.loss},
+                        {"pg_loss", r.pg_loss},
+                        {"kl", r.kl},
+                        {"clip_fraction", r.clip_fraction},
+                        {"grad_norm", r.grad_norm},
+                        {"tokens", r.tokens},
+                        {"sequences", r.sequences},
+                        {"max_lag", r.max_lag},
+                        {"util_generate", r.util_generate},
+                        {"util_compile", r.util_compile},
+                        {"util_execute", r.util_execute},
+                        {"policy_version", r.policy_version},
+                        {"tasks", r.tasks},
+                        {"epochs", r.epochs}};
+}
+
+// One line of groups.jsonl: the group, its DCP decision, and every attempt's turns, end,
+// reward and advantages, so anyone can check that a group accounts for all G attempts.
+nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : g.attempts) {
+    nlohmann::json turns = nlohmann::json::array();
+    for (const auto& t : a.turns)
+      turns.push_back({{"status", t.judged ? env::to_string(t.status) : "none"},
+                       {"reason", t.reason},
+                       {"tokens", t.tokens}});
+    attempts.push_back({{"end", algo::to_string(a.end)},
+                        {"end_reason", a.end_reason},
+                        {"solved_turn", a.solved_turn},
+                        {"dropped", a.end == algo::attempt_end::dropped},
+                        {"cancelled", a.end == algo::attempt_end::cancelled},
+                        {"unsupported", a.end == algo::attempt_end::unsupported},
+                        {"ranked", algo::is_ranked(a.end)},
+                        {"reward", a.reward},
+                        {"advantages", a.advantages},
+                        {"turns", turns}});
+  }
+  return nlohmann::json{{"step", step},          {"group", g.group_id},
+                        {"task", g.task},        {"epoch", g.epoch},
+                        {"index", g.index},      {"dcp", algo::to_string(g.dcp)},
+                        {"activated", g.activated}, {"seconds", g.seconds},
+                        {"attempts", attempts}};
+}
+
+// The run's policy: the start weights with the learner's optimiser (restored on resume), the
+// KL reference, and the generators' replicas.
+struct run_policy {
+  std::shared_ptr<const policy::tokenizer> tok;
+  std::shared_ptr<policy::policy_model> model;
+  std::shared_ptr<policy::generation_engine> engine;
+};
+
+result<run_policy> load_policy(const services& svc, const std::string& start, bool resume,
+                               const std::string& reference, std::int64_t start_step) {
+  run_policy p;
+  auto tok = policy::tokenizer::load(start + "/tokenizer.json");
+  if (!tok)
+    return tok.err();
+  p.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
+  auto model = policy::policy_model::load(start);
+  if (!model)
+    return model.err();
+  p.model = std::make_shared<policy::policy_model>(std::move(*model));
+  auto rl = rl_options_of(svc.cfg);
+  p.model->begin_rl(rl);
+  if (resume)
+    if (auto r = p.model->restore_optimizer(start); !r)
+      std::fprintf(stderr, "leap: the optimizer state was not restored (%s); AdamW starts fresh\n",
+                   r.message().c_str());
+  if (rl.kl_coef > 0)
+    if (auto r = p.model->set_reference(reference); !r)
+      return r.err();
+  auto engine = policy::generation_engine::create(start, svc.cfg.train.generators, start_step);
+  if (!engine)
+    return engine.err();
+  p.engine = std::move(*engine);
+  return p;
+}
+
+} // namespace
+
+int cmd_train(services& svc, const std::string& out_dir, bool resume) {
+  const auto& cfg = svc.cfg;
+  const auto& tc = cfg.train;
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "leap train: cannot create %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return exit_failed;
+  }
+  const std::string ck_dir = out_dir + "/checkpoint";
+  const std::string metrics_path = out_dir + "/metrics.jsonl";
+  const std::string groups_path = out_dir + "/groups.jsonl";
+  // The task list.
+  std::vector<std::string> tasks = tc.tasks;
+  if (tasks.empty())
+    for (auto& [name, t] : *svc.tasks)
+      tasks.push_back(name);
+  for (auto& t : tasks)
+    if (!svc.tasks->count(t)) {
+      std::fprintf(stderr, "leap train: train.tasks: unknown task '%s'\n", t.c_str());
+      return exit_usage;
+    }
+  std::string start_checkpoint;
+  std::int64_t start_step = 0;
+  actors::task_progress progress;
+  // Warm start: the pretrain checkpoint, made now when missing.
+  std::string warm = tc.warm_start.empty() ? out_dir + "/pretrain" : tc.warm_start;
+  if (resume) {
+    if (!is_checkpoint(ck_dir)) {
+      std::fprintf(stderr, "leap train: --resume: no checkpoint in %s\n", ck_dir.c_str());
+      return exit_usage;
+    }
+    auto st = read_file(ck_dir + "/trainer_state.json");
+    try {
+      auto j = nlohmann::json::parse(st ? *st : std::string("{}"));
+      start_step = j.at("step").get<std::int64_t>();
+      auto extra = j.at("extra");
+      if (extra.at("tasks").get<std::vector<std::string>>() != tasks) {
+        std::fprintf(stderr, "leap train: --resume: the checkpoint was trained on other tasks "
+                             "(train.tasks differs); resume with the same configuration\n");
+        return exit_usage;
+      }
+      if (!actors::progress_from_json(extra.at("progress").dump(), progress))
+        throw std::runtime_error("bad progress record");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "leap train: --resume: %s/trainer_state.json: %s\n", ck_dir.c_str(), e.what());
+      return exit_usage;
+    }
+    start_checkpoint = ck_dir;
+    for (const auto& path : {metrics_path, groups_path})
+      if (auto r = truncate_jsonl(path, start_step); !r) {
+        std::fprintf(stderr, "leap train: %s\n", r.message().c_str());
+        return exit_failed;
+      }
+    std::printf("resuming at step %lld from %s\n", static_cast<long long>(start_step), ck_dir.c_str());
+  } else {
+    if (is_checkpoint(ck_dir)) {
+      std::fprintf(stderr, "leap train: %s already holds a run; continue it with --resume or "
+                           "choose another --out\n", out_dir.c_str());
+      return exit_usage;
+    }
+    for (const auto& path : {metrics_path, groups_path})
+      if (fs::exists(path)) {
+        // A run that ended before its first checkpoint: nothing to continue, start over.
+        std::printf("%s has no checkpoint: its %s is from a run that saved nothing; starting "
+                    "over\n", out_dir.c_str(), fs::path(path).filename().c_str());
+        fs::remove(path, ec);
+      }
+    if (!is_checkpoint(warm)) {
+      if (!tc.warm_start.empty()) {
+        std::fprintf(stderr, "leap train: train.warm_start = %s is not a checkpoint directory\n",
+                     warm.c_str());
+        return exit_usage;
+      }
+      std::printf("no warm-start checkpoint in %s: running leap pretrain first\n", warm.c_str());
+      auto p = pretrain(svc, warm, true);
+      if (!p) {
+        std::fprintf(stderr, "leap train: pretrain: %s\n", p.message().c_str());
+        return exit_failed;
+      }
+    }
+    start_checkpoint = warm;
+  }
+  // One compute thread per role (generators, learner): on a small machine they run side by side
+  // instead of contending for the same cores.
+  policy::set_torch_threads(1);
+  auto pol = load_policy(svc, start_checkpoint, resume, warm, start_step);
+  if (!pol) {
+    std::fprintf(stderr, "leap train: %s\n", pol.message().c_str());
+    return exit_failed;
+  }
+  const std::string extra = nlohmann::json{{"tasks", tasks}, {"seed", tc.seed}, {"warm_start", warm}}.dump();
+
+  std::ofstream metrics(metrics_path, std::ios::app);
+  std::ofstream groups(groups_path, std::ios::app);
+  if (!metrics || !groups) {
+    std::fprintf(stderr, "leap train: cannot write %s\n", (!metrics ? metrics_path : groups_path).c_str());
+    return exit_failed;
+  }
+  std::printf("leap train: %d steps of B=%d groups x G=%d, up to %d turns, %s mode, DCP %s%s, "
+              "estimator %s, backend %s, %zu tasks\n",
+              tc.steps, tc.batch_groups, tc.group_size, tc.max_turns, msg::to_string(tc.mode),
+              tc.dcp ? "on" : "off", tc.cancel_pruned_turn1 ? " (pruned turn-1 stragglers cancelled)" : "",
+              algo::to_string(tc.estimator), env::to_string(svc.backend), tasks.size());
+  std::printf("%5s %6s %6s %6s %5s %8s %6s %6s %4s %8s %14s %9s %8s %4s %7s\n", "step", "acc@1",
+              "acc@2", "acc@3", "act%", "compiles", "hits", "cancel", "drop", "att/s",
+              "util g/c/e %", "loss", "kl", "ver", "step_s");
+  std::fflush(stdout);
+
+  pipeline_description d;
+  d.svc = &svc;
+  d.tasks = svc.tasks;
+  d.gatekeeper = gatekeeper_options_of(cfg, tc.mode, tc.dcp);
+  d.gatekeeper.backend = svc.backend;
+  d.gatekeeper.max_seq_len = static_cast<int>(pol->model->config().max_seq_len);
+  d.gatekeeper.eos_id = pol->tok->token_id(policy::special::eos);
+  d.gatekeeper.generators = pol->engine->workers();
+  d.gatekeeper.codec = policy_codec(pol->tok, svc.tasks);
+  d.compilers = compiler_pool_of(cfg);
+  d.executors = executor_pool_of(cfg);
+  d.engine = pol->engine;
+  train_driver td;
+  td.estimator = estimator_of(tc);
+  td.model = pol->model;
+  td.learner.batch_groups = tc.batch_groups;
+  td.learner.order = tc.batch_order;
+  td.learner.rl = rl_options_of(cfg);
+  td.learner.start_step = start_step;
+  td.learner.tokenizer_json_path = start_checkpoint + "/tokenizer.json";
+  td.learner.progress = progress;
+  td.learner.task_count = tasks.size();
+  td.learner.checkpoint_every = tc.checkpoint_every;
+  td.learner.checkpoint_dir = ck_dir;
+  td.learner.extra_json = extra;
+  td.trainer = trainer_options_of(tc, tc.mode, tasks);
+  td.trainer.start_step = start_step;
+  td.trainer.progress = progress;
+  td.trainer.checkpoint_dir = ck_dir;
+  td.trainer.extra_json = extra;
+
+  auto t_start = std::chrono::steady_clock::now();
+  auto t_last = t_start;
+  std::mutex out_mtx;
+  td.trainer.on_report = [&](const msg::step_report& r) {
+    std::lock_guard<std::mutex> lk(out_mtx);
+    if (r.outcome == msg::step_outcome::failed)
+      return; // the run ends with this error (below); the step is not recorded
+    auto now = std::chrono::steady_clock::now();
+    double step_s = std::chrono::duration<double>(now - t_last).count();
+    t_last = now;
+    double aps = step_s > 0 ? r.attempts / step_s : 0;
+    metrics << dump_lossy(report_json(r, step_s, aps)) << "\n";
+    metrics.flush();
+    for (const auto& g : r.group_details)
+      groups << dump_lossy(group_json(r.step, g)) << "\n";
+    groups.flush();
+    char util[32];
+    std::snprintf(util, sizeof util, "%.0f/%.0f/%.0f", 100 * r.util_generate,
+                  100 * r.util_compile, 100 * r.util_execute);
+    std::printf("%5lld %6.3f %6.3f %6.3f %5.0f %8u %6u %6u %4u %8.2f %14s %9.4f %8.5f %4lld %7.1f\n",
+                static_cast<long long>(r.step), r.acc_at_1, r.acc_at_2, r.acc_at_3,
+                100 * r.activated_groups, r.compiles, r.cache_hits, r.cancelled, r.dropped, aps,
+                util, r.loss, r.kl, static_cast<long long>(r.policy_version), step_s);
+    std::fflush(stdout);
+  };
+  td.trainer.on_saved = [&](const result<msg::checkpoint_saved>& r, bool final) {
+    std::lock_guard<std::mutex> lk(out_mtx);
+    if (!r)
+      std::fprintf(stderr, "leap train: checkpoint not saved: %s\n", r.message().c_str());
+    else if (final)
+      std::printf("checkpoint of step %lld saved to %s\n", static_cast<long long>(r->step),
+                  ck_dir.c_str());
+  };
+  d.train = std::move(td);
+
+  g_stop.store(false);
+  auto old = std::signal(SIGINT, on_sigint);
+  auto old_term = std::signal(SIGTERM, on_sigint);
+  actors::run_end end;
+  {
+    auto p = pipeline::spawn(std::move(d));
+    if (!p) {
+      std::signal(SIGINT, old);
+      std::signal(SIGTERM, old_term);
+      std::fprintf(stderr, "leap train: %s\n", p.message().c_str());
+      return exit_failed;
+    }
+    end = (*p)->wait(&g_stop).end;
+  }
+  std::signal(SIGINT, old);
+  std::signal(SIGTERM, old_term);
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  switch (end.end) {
+    case actors::run_end::how::interrupted:
+      std::printf("interrupted: state saved in %s; continue with --resume (%.1f s)\n",
+                  ck_dir.c_str(), total);
+      return 130;
+    case actors::run_end::how::failed:
+      std::fprintf(stderr, "leap train: %s\nleap train: the run stopped; the learner's state is "
+                           "saved in %s with the last completed step (--resume redoes the "
+                           "failed one once the cause is fixed)\n",
+                   end.error.c_str(), ck_dir.c_str());
+      return exit_failed;
+    case actors::run_end::how::completed: break;
+  }
+  std::printf("done: %d steps in %.1f s; metrics in %s, groups in %s\n", tc.steps, total,
+              metrics_path.c_str(), groups_path.c_str());
+  return exit_ok;
+}
+
+command train_command() {
+  return {{"train"}, "--out DIR [--resume]",
+          "LEAP RL training (warm start from pretrain, made if\nmissing); metrics.jsonl, "
+          "groups.jsonl, checkpoints;\nCtrl-C saves",
+          command::needs::services, true, false, [](const command_context& ctx) {
+            auto out = ctx.args.opt("--out");
+            if (!out)
+              return usage_error("train needs --out DIR");
+            return cmd_train(*ctx.svc, *out, ctx.args.has("--resume"));
+          }};
+}
+
+} // namespace leap::runtime

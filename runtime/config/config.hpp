@@ -1,0 +1,233 @@
+// leap::config: the typed run configuration (one struct per TOML section) and the functions that
+// build it: defaults, TOML files, `--set section.key=value` overrides, TOML and Markdown rendering.
+// Every key is declared once in the key registry (runtime/config_schema.cpp); parsing, overrides,
+// printing and docs/config.md all come from there. Callable from any thread (pure functions).
+// No CAF, no LibTorch: anything in runtime/, bench/ and tests/ may include it (the enums it
+// uses come from the layers below: algo/, policy/aggregation.hpp, messages/modes.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algo/advantages.hpp"
+#include "algo/tournament.hpp"
+#include "common/result.hpp"
+#include "messages/modes.hpp"
+#include "policy/aggregation.hpp"
+
+#include <map>
+
+namespace leap::config {
+
+// Which verification backend runs candidates.
+enum class backend_kind {
+  auto_select, // "auto": CUDA if a device is usable, else the CPU emulation
+  cpu,         // "cpu": the CUDA-on-CPU emulation
+  cuda,        // "cuda": the real device
+};
+
+// [environment]: tasks, caches, scratch space and the backend. Empty paths mean "the default place".
+struct environment_section {
+  backend_kind backend = backend_kind::auto_select;
+  std::string tasks_dir; // empty = the bundled tasks/ directory
+  std::string cache_dir; // empty = $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap, else ~/.cache/leap
+  std::string work_dir;  // empty = a fresh directory under $TMPDIR
+};
+
+// [compiler]: the compile pool (nvcc for CUDA, a host C++ compiler for the CPU emulation).
+struct compiler_section {
+  int workers = 2;
+  std::string nvcc; // empty = $CUDA_HOME/bin/nvcc or /usr/local/cuda/bin/nvcc
+  std::string arch = "sm_90";
+  std::vector<std::string> nvcc_flags = {"-O3", "-std=c++17"};
+  std::string host_cxx = "g++";
+  std::vector<std::string> emu_flags = {"-O2"};
+  double timeout_seconds = 120.0;
+  int max_diagnostic_lines = 12;
+  int retries = 1; // more tries of a job that failed inside leap (a stage killed by a signal, ...)
+};
+
+// [executor]: the pool that runs compiled candidates against the reference.
+struct executor_section {
+  int workers = 2;
+  double timeout_seconds = 30.0;
+  int memory_limit_mb = 4096;
+  int trials = 2;
+  std::uint64_t seed = 0; // 0 = fresh random seed per check
+  int output_limit_kb = 64;
+  bool sandbox = true;
+  bool check_repeat = true;
+  int retries = 1; // more tries of a job that failed inside leap (the reference crashed, ...)
+};
+
+// [emulation]: the fiber-based CUDA-on-CPU emulation.
+struct emulation_section {
+  int threads = 2;
+  int fiber_stack_kb = 128;
+};
+
+// [cuda]: device selection and timing on a real GPU.
+struct cuda_section {
+  int device = 0;
+  int warmup = 3;
+  int timing_runs = 10;
+  int l2_flush_mb = 128; // 0 disables the flush
+  double max_plausible_speedup = 10.0;
+};
+
+// The whole configuration. The member initialisers above are the defaults (the registry reads
+// them, so docs and default.toml cannot drift from the code).
+// The policy model (a Llama-style decoder) and its tokenizer.
+struct policy_section {
+  int vocab_size = 2048;     // target size of the BPE vocabulary trained on the corpus
+  int d_model = 256;
+  int n_layers = 4;
+  int n_heads = 8;
+  int n_kv_heads = 4;        // < n_heads: grouped KV heads
+  int d_ff = 688;            // SwiGLU hidden size
+  int max_seq_len = 2048;
+  double rope_theta = 10000.0;
+  bool tie_embeddings = true;
+};
+
+// Supervised warm start on the generated corpus (`leap pretrain`).
+struct sft_section {
+  double minutes = 10.0;     // wall-clock budget of the optimisation
+  int max_steps = 0;         // 0 = as many as the budget allows
+  int batch_sequences = 8;
+  double lr = 2e-3;
+  double min_lr_ratio = 0.1; // cosine decay to lr * min_lr_ratio
+  int warmup_steps = 30;
+  double weight_decay = 0.01;
+  double grad_clip = 1.0;
+  std::uint64_t seed = 1;
+  std::uint64_t corpus_seed = 1;
+  double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
+  double alt_solution_weight = 1.0; // weight factor of examples whose target is not the task's first solution
+  std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
+};
+
+// Sampling evaluation with multi-turn feedback (`leap eval`).
+struct eval_section {
+  int group_size = 8;        // attempts per task (G)
+  int max_turns = 3;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int max_new_tokens = 512;
+  std::uint64_t seed = 1;
+  std::vector<std::string> tasks; // empty = every bundled task
+};
+
+// RL training (`leap train`): the LEAP pipeline's batch, groups, turns, DCP and rewards.
+struct train_section {
+  int steps = 20;              // learner steps of this run (a resumed run continues to this count)
+  int batch_groups = 4;        // B: groups (tasks) per learner step
+  int group_size = 8;          // G: attempts per group
+  int max_turns = 3;           // turns per attempt (1 = single-turn)
+  msg::train_mode mode = msg::train_mode::async; // async | sync (stage barriers, for comparison)
+  int max_staleness = 1;       // learner versions a generated attempt may lag (async)
+  msg::batch_order batch_order = msg::batch_order::finish; // which B groups make a step
+  int generators = 1;          // generator workers, each with its own policy replica
+  bool dcp = true;             // Difficulty-Conditioned Pruning; false = expand every failure
+  double dcp_t_min = 0.5;      // expand when t_min <= N_fail <= t_max ...
+  double dcp_t_max = 1.0;
+  bool dcp_fractional = true;  // ... as fractions of G (else absolute counts)
+  bool cancel_pruned_turn1 = false; // cancel a pruned group's turn-1 stragglers (no verdict)
+  algo::estimator estimator = algo::estimator::rank;
+  double gamma = 0.4;          // `discounted`
+  std::vector<algo::tie_key> tie_keys = {algo::tie_key::speedup, algo::tie_key::tokens};
+  double speedup_margin = 0.05; // tournament tie keys
+  double tokens_margin = 0.10;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int max_new_tokens = 384;
+  std::uint64_t seed = 1;      // task order and sampling
+  int checkpoint_every = 5;    // steps between checkpoints (the last step always saves)
+  std::string warm_start;      // pretrain checkpoint; empty = <out>/pretrain (made if missing)
+  std::vector<std::string> tasks; // empty = every bundled task
+};
+
+// The GRPO learner.
+struct learner_section {
+  double lr = 2e-4;
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;
+  double clip_low = 0.2;
+  double clip_high = 0.28;
+  double kl_coef = 0.0;        // k3 KL to the frozen warm-start policy; 0 = none
+  policy::loss_aggregation aggregation = policy::loss_aggregation::token_mean;
+  int micro_batch = 8;         // sequences per forward/backward
+  int mini_batches = 1;        // optimizer steps per pass over a learner step's batch
+  int epochs = 1;              // passes over the batch per learner step
+};
+
+struct leap_config {
+  environment_section environment;
+  compiler_section compiler;
+  executor_section executor;
+  emulation_section emulation;
+  cuda_section cuda;
+  policy_section policy;
+  sft_section sft;
+  eval_section eval;
+  train_section train;
+  learner_section learner;
+};
+
+// Equality over every registered key (used by round-trip tests and by callers that diff configs).
+bool operator==(const leap_config& a, const leap_config& b);
+inline bool operator!=(const leap_config& a, const leap_config& b) { return !(a == b); }
+
+// The default configuration (same as leap_config{}).
+leap_config defaults();
+
+// Parses a TOML file on top of the defaults. Unknown sections/keys, wrong types and values out of
+// range are errors whose message starts with "<file>:<line>:<column>: " and names the full key
+// ("compiler.workers"), suggesting the closest known key where there is one. Several errors are
+// reported one per line, in file order. A TOML syntax error reports toml++'s position and text.
+leap::result<leap_config> load_file(const std::string& path);
+leap::result<leap_config> load_string(std::string_view toml_text, const std::string& source_name);
+
+// Layering: apply a file or TOML text on top of an existing config (keys absent stay as they are).
+// On error cfg is left unchanged. `foreign_sections` names top-level tables another reader owns
+// (e.g. `leap bench`'s [bench]): they are skipped instead of being unknown sections.
+// `origins`, when given, records where each key set here came from (for check_consistency).
+// load_file/load_string check the rules across keys; apply_* leave that to the caller, who
+// checks once every layer is applied.
+using key_origins = std::map<std::string, std::string>;
+leap::result<void> apply_file(leap_config& cfg, const std::string& path,
+                              const std::vector<std::string>& foreign_sections = {},
+                              key_origins* origins = nullptr);
+leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
+                                const std::string& source_name,
+                                const std::vector<std::string>& foreign_sections = {},
+                                key_origins* origins = nullptr);
+
+// Where each key got its value: "<file>:<line>:<col>" or "--set <assignment>". Keys not listed
+// hold their defaults.
+// Rules across keys, checked once every layer is applied: train.dcp_t_min <= train.dcp_t_max,
+// and with absolute thresholds (train.dcp_fractional = false) both <= train.group_size; with
+// fractions both <= 1. The error names each key involved and where its value came from.
+leap::result<void> check_consistency(const leap_config& cfg, const key_origins& origins);
+
+// Applies one command-line override "section.key=value" (value parsed according to the key's
+// type: ints, floats, true/false, strings with or without quotes, string lists as TOML arrays
+// ["-O3","-g"]). Errors start with "--set <assignment>: ". On error cfg is left unchanged.
+leap::result<void> apply_override(leap_config& cfg, std::string_view assignment,
+                                  key_origins* origins = nullptr);
+
+// The value of one key ("compiler.workers") rendered as a TOML literal, e.g. `2` or `"sm_90"`.
+leap::result<std::string> get_value_toml(const leap_config& cfg, std::string_view full_key);
+
+// Renders the effective config as TOML: every key, in registry order. Loads back to an equal
+// config. With comments = true each section and key is preceded by its doc text.
+std::string to_toml(const leap_config& cfg);
+std::string to_toml(const leap_config& cfg, bool comments);
+
+// The content of docs/config.md: intro plus one `| key | type | default | meaning |` table per
+// section.
+std::string render_docs_markdown();
+
+} // namespace leap::config

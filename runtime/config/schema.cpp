@@ -1,0 +1,549 @@
+// The key registry: every configuration key is declared here, once, in documentation order.
+#include "runtime/config/schema.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace leap::config {
+
+// ---------------------------------------------------------------------------------------------
+// The keys. To add a section: a struct in config.hpp, a member in leap_config, a function here.
+
+namespace {
+
+void register_environment(registry& r) {
+  auto s = r.section("environment", &leap_config::environment,
+                     "Where tasks, caches and scratch files live, and which backend verifies "
+                     "candidates.");
+  s.key_enum("backend", &environment_section::backend,
+             {{"auto", backend_kind::auto_select},
+              {"cpu", backend_kind::cpu},
+              {"cuda", backend_kind::cuda}},
+             "Verification backend: `auto` = CUDA if a device is usable, else the CPU emulation; "
+             "`cpu` = the CUDA-on-CPU emulation; `cuda` = the real device.");
+  s.key("tasks_dir", &environment_section::tasks_dir,
+        "Directory of task specs; empty = the bundled `tasks/` directory.");
+  s.key("cache_dir", &environment_section::cache_dir,
+        "Cache directory (compiled artifacts); empty = `$LEAP_CACHE_DIR`, else "
+        "`$XDG_CACHE_HOME/leap`, else `~/.cache/leap`.");
+  s.key("work_dir", &environment_section::work_dir,
+        "Directory for temporary files; empty = a fresh directory under `$TMPDIR`.");
+}
+
+void register_compiler(registry& r) {
+  auto s = r.section("compiler", &leap_config::compiler,
+                     "The compile pool: nvcc for the CUDA backend, a host C++ compiler for the CPU "
+                     "emulation.");
+  s.key("workers", &compiler_section::workers, "Compile jobs run concurrently.").at_least(1);
+  s.key("nvcc", &compiler_section::nvcc,
+        "Path of nvcc; empty = `$CUDA_HOME/bin/nvcc`, else `/usr/local/cuda/bin/nvcc`.");
+  s.key("arch", &compiler_section::arch, "GPU architecture passed to nvcc (`-arch`).").non_empty();
+  s.key("nvcc_flags", &compiler_section::nvcc_flags, "Extra nvcc flags.");
+  s.key("host_cxx", &compiler_section::host_cxx, "C++ compiler for the CPU-emulation build.")
+      .non_empty();
+  s.key("emu_flags", &compiler_section::emu_flags, "Extra flags of the CPU-emulation build.");
+  s.key("timeout_seconds", &compiler_section::timeout_seconds,
+        "Time limit of one compile job; on expiry its whole process tree is killed.")
+      .greater_than(0);
+  s.key("max_diagnostic_lines", &compiler_section::max_diagnostic_lines,
+        "Lines of compiler errors kept for the feedback text.")
+      .at_least(1);
+  s.key("retries", &compiler_section::retries,
+        "More tries of a compile job that failed inside leap (a compiler stage killed by a "
+        "signal, a tool that would not start, a worker that died); after the last, the attempt "
+        "is dropped as an infrastructure fault, never judged or cached.")
+      .at_least(0)
+      .at_most(10);
+}
+
+void register_executor(registry& r) {
+  auto s = r.section("executor", &leap_config::executor,
+                     "The pool that runs compiled candidates against the reference.");
+  s.key("workers", &executor_section::workers, "Candidate processes run concurrently.")
+      .at_least(1);
+  s.key("timeout_seconds", &executor_section::timeout_seconds,
+        "Wall-clock limit of one candidate process.")
+      .greater_than(0);
+  s.key("memory_limit_mb", &executor_section::memory_limit_mb,
+        "Address-space limit of a candidate process on the CPU backend, in MiB.")
+      .at_least(64);
+  s.key("trials", &executor_section::trials,
+        "Correctness trials per size set, each with fresh random inputs.")
+      .at_least(1);
+  s.key("seed", &executor_section::seed,
+        "Input seed: 0 = a fresh random seed per check; otherwise fixed, for reproducible "
+        "checks.")
+      .at_least(0);
+  s.key("output_limit_kb", &executor_section::output_limit_kb,
+        "KiB of stdout/stderr kept per candidate process.")
+      .at_least(1);
+  s.key("sandbox", &executor_section::sandbox,
+        "Confine candidate processes with every protection this machine offers (Landlock, "
+        "seccomp, network namespace, unprivileged uid; `leap doctor` lists them). Turn off only "
+        "to debug the harness.");
+  s.key("check_repeat", &executor_section::check_repeat,
+        "Call the candidate a second time on identical inputs in the first trial and flag "
+        "results that change across calls (a wrong_answer).");
+  s.key("retries", &executor_section::retries,
+        "More tries of a run that failed inside leap (the reference crashed, a temporary "
+        "directory could not be made, a worker that died); after the last, the attempt is "
+        "dropped as an infrastructure fault, never judged.")
+      .at_least(0)
+      .at_most(10);
+}
+
+void register_emulation(registry& r) {
+  auto s = r.section("emulation", &leap_config::emulation,
+                     "The fiber-based CUDA-on-CPU emulation (the `cpu` backend).");
+  s.key("threads", &emulation_section::threads, "OS worker threads of the emulation.").at_least(1);
+  s.key("fiber_stack_kb", &emulation_section::fiber_stack_kb,
+        "Stack size of one emulated CUDA thread (fiber), in KiB.")
+      .at_least(16)
+      .at_most(65536);
+}
+
+void register_cuda(registry& r) {
+  auto s = r.section("cuda", &leap_config::cuda, "Device selection and timing on a real GPU.");
+  s.key("device", &cuda_section::device, "CUDA device ordinal.").at_least(0);
+  s.key("warmup", &cuda_section::warmup, "Untimed runs before timing.").at_least(0);
+  s.key("timing_runs", &cuda_section::timing_runs, "Timed runs per measurement.").at_least(1);
+  s.key("l2_flush_mb", &cuda_section::l2_flush_mb,
+        "MiB written between timed runs to flush the L2 cache; 0 disables the flush.")
+      .at_least(0);
+  s.key("max_plausible_speedup", &cuda_section::max_plausible_speedup,
+        "A correct candidate faster than the reference by more than this factor is flagged "
+        "`excessive_speedup` in its verdict, for review.")
+      .greater_than(0);
+}
+
+void register_policy(registry& r) {
+  auto s = r.section("policy", &leap_config::policy,
+                     "The policy: a Llama-style decoder (RMSNorm, rotary embeddings, grouped KV "
+                     "heads, SwiGLU) and its byte-level BPE tokenizer.");
+  s.key("vocab_size", &policy_section::vocab_size,
+        "Target BPE vocabulary size (trained on the corpus; a small corpus may give fewer).")
+      .at_least(300);
+  s.key("d_model", &policy_section::d_model, "Hidden size.").at_least(16);
+  s.key("n_layers", &policy_section::n_layers, "Decoder layers.").at_least(1);
+  s.key("n_heads", &policy_section::n_heads, "Attention heads (d_model must divide by it).")
+      .at_least(1);
+  s.key("n_kv_heads", &policy_section::n_kv_heads,
+        "Key/value heads; fewer than n_heads = grouped-query attention (must divide n_heads).")
+      .at_least(1);
+  s.key("d_ff", &policy_section::d_ff, "SwiGLU hidden size.").at_least(16);
+  s.key("max_seq_len", &policy_section::max_seq_len,
+        "Longest prompt + completion, in tokens (rotary tables and KV caches are sized by it).")
+      .at_least(64);
+  s.key("rope_theta", &policy_section::rope_theta, "Rotary embedding base.").greater_than(0);
+  s.key("tie_embeddings", &policy_section::tie_embeddings,
+        "Share the token embedding with the output head.");
+}
+
+void register_sft(registry& r) {
+  auto s = r.section("sft", &leap_config::sft,
+                     "Supervised warm start (`leap pretrain`) on the generated, environment-labelled "
+                     "corpus: turn-1 solutions and repair dialogues.");
+  s.key("minutes", &sft_section::minutes, "Wall-clock budget of the optimisation.").greater_than(0);
+  s.key("max_steps", &sft_section::max_steps, "Optimizer steps; 0 = as many as the budget allows.")
+      .at_least(0);
+  s.key("batch_sequences", &sft_section::batch_sequences, "Sequences per optimizer step.")
+      .at_least(1);
+  s.key("lr", &sft_section::lr, "Peak AdamW learning rate.").greater_than(0);
+  s.key("min_lr_ratio", &sft_section::min_lr_ratio,
+        "The cosine schedule decays to lr * min_lr_ratio at the end of the budget.")
+      .at_least(0)
+      .at_most(1);
+  s.key("warmup_steps", &sft_section::warmup_steps, "Linear warm-up steps.").at_least(0);
+  s.key("weight_decay", &sft_section::weight_decay, "AdamW weight decay.").at_least(0);
+  s.key("grad_clip", &sft_section::grad_clip, "Gradient-norm clip; 0 disables it.").at_least(0);
+  s.key("seed", &sft_section::seed, "Seed of initialisation and batch order.");
+  s.key("corpus_seed", &sft_section::corpus_seed, "Seed of the generated corpus.");
+  s.key("repair_weight", &sft_section::repair_weight,
+        "Sampling weight of a repair dialogue relative to a turn-1 example.")
+      .at_least(0);
+  s.key("alt_solution_weight", &sft_section::alt_solution_weight,
+        "Sampling weight factor of an example (turn-1 or repair) whose target is one of a task's "
+        "other correct solutions rather than its first (simplest) one; below 1 a small model "
+        "memorises one solution per task sooner, and its repairs converge on that solution.")
+      .at_least(0);
+  s.key("tasks", &sft_section::tasks, "Tasks whose corpus is trained on; empty = every bundled task.");
+}
+
+void register_eval(registry& r) {
+  auto s = r.section("eval", &leap_config::eval,
+                     "Sampling evaluation with multi-turn feedback (`leap eval`): G attempts per "
+                     "task, failed ones retried with the environment's feedback.");
+  s.key("group_size", &eval_section::group_size, "Attempts per task (G).").at_least(1);
+  s.key("max_turns", &eval_section::max_turns, "Turns per attempt, feedback in between.")
+      .at_least(1);
+  s.key("temperature", &eval_section::temperature, "Sampling temperature; 0 = greedy.")
+      .at_least(0);
+  s.key("top_p", &eval_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
+  s.key("max_new_tokens", &eval_section::max_new_tokens, "Longest completion, in tokens.")
+      .at_least(1);
+  s.key("seed", &eval_section::seed, "Sampling seed.");
+  s.key("tasks", &eval_section::tasks, "Tasks to evaluate; empty = every bundled task.");
+}
+
+void register_train(registry& r) {
+  auto s = r.section("train", &leap_config::train,
+                     "RL training (`leap train`): B groups of G attempts per learner step, up to "
+                     "max_turns turns with feedback, Difficulty-Conditioned Pruning, rewards.");
+  s.key("steps", &train_section::steps, "Learner steps (a resumed run continues up to this count).")
+      .at_least(1);
+  s.key("batch_groups", &train_section::batch_groups, "B: groups (tasks) per learner step.")
+      .at_least(1);
+  s.key("group_size", &train_section::group_size, "G: attempts per group.").at_least(2);
+  s.key("max_turns", &train_section::max_turns, "Turns per attempt; 1 = single-turn GRPO.")
+      .at_least(1);
+  s.key_enum("mode", &train_section::mode,
+             {{"async", msg::train_mode::async}, {"sync", msg::train_mode::sync}},
+             "async: every attempt flows on as soon as its own step is done; sync: stage "
+             "barriers (generate all, compile all, execute all, judge, learn), for comparison.");
+  s.key("max_staleness", &train_section::max_staleness,
+        "Admission control (async): accepted + running groups <= (max_staleness + version + 1) * B.")
+      .at_least(0);
+  s.key_enum("batch_order", &train_section::batch_order,
+             {{"finish", msg::batch_order::finish}, {"admission", msg::batch_order::admission}},
+             "Which B finished groups make a learner step: finish = the first B to finish (no "
+             "wait; a step may hold two groups of one task), admission = the B admitted for that "
+             "step (each step trains on the tasks drawn for it, so step metrics are comparable; a "
+             "step waits for its slowest group, which costs throughput: see README, Benchmarks).");
+  s.key("generators", &train_section::generators,
+        "Generator workers, each with its own policy replica.")
+      .at_least(1);
+  s.key("dcp", &train_section::dcp,
+        "Difficulty-Conditioned Pruning; false expands every failed attempt (unpruned multi-turn).");
+  s.key("dcp_t_min", &train_section::dcp_t_min,
+        "Expand a group to further turns when t_min <= N_fail (turn-1 failures) ... (t_min <= "
+        "t_max; with absolute counts both <= group_size).").at_least(0);
+  s.key("dcp_t_max", &train_section::dcp_t_max, "... <= t_max.").at_least(0);
+  s.key("dcp_fractional", &train_section::dcp_fractional,
+        "t_min/t_max are fractions of G (the default 0.5..1 is the paper's best setting). "
+        "Attempts lost to the infrastructure or not buildable by the emulation are left out: "
+        "DCP decides on the attempts that can still have a verdict.");
+  s.key("cancel_pruned_turn1", &train_section::cancel_pruned_turn1,
+        "When DCP prunes a group, cancel its turn-1 attempts still compiling or executing (they "
+        "are then left out of the ranking). false: every turn-1 attempt keeps its verdict, which "
+        "the rank reward needs; only later turns of a pruned group are never started.");
+  s.key_enum("estimator", &train_section::estimator,
+             {{"rank", algo::estimator::rank},
+              {"grpo", algo::estimator::grpo},
+              {"drgrpo", algo::estimator::drgrpo},
+              {"trloo", algo::estimator::trloo},
+              {"discounted", algo::estimator::discounted}},
+             "Advantage estimator: rank (LEAP tournament), grpo, drgrpo, trloo, discounted.");
+  s.key("gamma", &train_section::gamma, "Discount of the `discounted` estimator.").at_least(0).at_most(1);
+  s.key_enum_list("tie_keys", &train_section::tie_keys,
+                  {{"speedup", algo::tie_key::speedup}, {"tokens", algo::tie_key::tokens}},
+                  "Tournament: how two attempts solved on the same turn are ordered, in this "
+                  "order: speedup (when both were timed on a GPU), tokens (fewer completion "
+                  "tokens over all turns). Unsolved attempts always draw with each other; an "
+                  "empty list makes every tie a draw.");
+  s.key("speedup_margin", &train_section::speedup_margin,
+        "Tournament tie key: a beats b on speed when speedup_a > speedup_b * (1 + margin).")
+      .at_least(0);
+  s.key("tokens_margin", &train_section::tokens_margin,
+        "Tournament tie key: a beats b on length when tokens_a * (1 + margin) < tokens_b.")
+      .at_least(0);
+  s.key("temperature", &train_section::temperature, "Sampling temperature.").greater_than(0);
+  s.key("top_p", &train_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
+  s.key("max_new_tokens", &train_section::max_new_tokens, "Longest completion, in tokens.")
+      .at_least(1);
+  s.key("seed", &train_section::seed, "Seed of the task order and of sampling.");
+  s.key("checkpoint_every", &train_section::checkpoint_every,
+        "Steps between checkpoints (the last step always saves).").at_least(1);
+  s.key("warm_start", &train_section::warm_start,
+        "Pretrain checkpoint to start from; empty = <out>/pretrain, made by `leap pretrain` "
+        "settings when missing.");
+  s.key("tasks", &train_section::tasks, "Tasks to train on; empty = every bundled task.");
+}
+
+void register_learner(registry& r) {
+  auto s = r.section("learner", &leap_config::learner,
+                     "The GRPO learner: token-level clipped surrogate (clip-higher), optional k3 "
+                     "KL to the warm-start policy, AdamW.");
+  s.key("lr", &learner_section::lr, "AdamW learning rate.").greater_than(0);
+  s.key("weight_decay", &learner_section::weight_decay, "AdamW weight decay.").at_least(0);
+  s.key("grad_clip", &learner_section::grad_clip, "Gradient-norm clip; 0 disables it.").at_least(0);
+  s.key("clip_low", &learner_section::clip_low, "Importance ratio lower clip: 1 - clip_low.")
+      .at_least(0).at_most(1);
+  s.key("clip_high", &learner_section::clip_high, "Importance ratio upper clip: 1 + clip_high.")
+      .at_least(0);
+  s.key("kl_coef", &learner_section::kl_coef,
+        "Weight of the k3 KL penalty to the frozen warm-start policy; 0 = no reference.")
+      .at_least(0);
+  s.key_enum("aggregation", &learner_section::aggregation,
+             {{"token_mean", policy::loss_aggregation::token_mean},
+              {"dr_grpo", policy::loss_aggregation::dr_grpo}},
+             "token_mean: mean over real tokens; dr_grpo: sum / (sequences * max_new_tokens).");
+  s.key("micro_batch", &learner_section::micro_batch,
+        "Sequences per forward/backward pass (gradients accumulate over a mini batch).")
+      .at_least(1);
+  s.key("mini_batches", &learner_section::mini_batches,
+        "Optimizer steps per pass over a learner step's batch: the sequences are dealt round "
+        "robin into this many mini batches, each one AdamW step (later ones are off-policy and "
+        "clipped). 1 = one on-policy step per learner step.")
+      .at_least(1);
+  s.key("epochs", &learner_section::epochs,
+        "Passes over the batch per learner step (PPO epochs); each pass costs one more "
+        "forward/backward over every sequence.")
+      .at_least(1);
+}
+
+registry build_registry() {
+  registry r;
+  register_environment(r);
+  register_compiler(r);
+  register_executor(r);
+  register_emulation(r);
+  register_cuda(r);
+  register_policy(r);
+  register_sft(r);
+  register_eval(r);
+  register_train(r);
+  register_learner(r);
+  return r;
+}
+
+} // namespace
+
+const registry& schema() {
+  static const registry r = build_registry();
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry plumbing.
+
+registry::key_builder& registry::key_builder::at_least(double v) {
+  d().min = v;
+  d().min_exclusive = false;
+  return *this;
+}
+registry::key_builder& registry::key_builder::greater_than(double v) {
+  d().min = v;
+  d().min_exclusive = true;
+  return *this;
+}
+registry::key_builder& registry::key_builder::at_most(double v) {
+  d().max = v;
+  return *this;
+}
+registry::key_builder& registry::key_builder::one_of(std::vector<std::string> values) {
+  d().allowed = std::move(values);
+  return *this;
+}
+registry::key_builder& registry::key_builder::non_empty() {
+  d().non_empty = true;
+  return *this;
+}
+
+const key_descriptor* section_descriptor::find(std::string_view key) const {
+  for (const auto& k : keys)
+    if (k.name == key) return &k;
+  return nullptr;
+}
+
+const section_descriptor* registry::find_section(std::string_view name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const key_descriptor* registry::find_key(std::string_view section, std::string_view key) const {
+  const section_descriptor* s = find_section(section);
+  return s ? s->find(key) : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+std::string kind_name(value_kind k) {
+  switch (k) {
+  case value_kind::boolean: return "boolean";
+  case value_kind::integer: return "integer";
+  case value_kind::floating: return "float";
+  case value_kind::string: return "string";
+  case value_kind::string_list: return "string list";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string quote_toml(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04X", u);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string float_to_toml(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d); // shortest round-trip form
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string number_text(double d) {
+  // Bounds are written without a trailing ".0" when integral: ">= 1", "> 0".
+  if (std::floor(d) == d && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
+  return float_to_toml(d);
+}
+
+} // namespace
+
+std::string value_to_toml(const value& v) {
+  struct visitor {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return float_to_toml(d); }
+    std::string operator()(const std::string& s) const { return quote_toml(s); }
+    std::string operator()(const std::vector<std::string>& l) const {
+      std::string out = "[";
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        if (i) out += ", ";
+        out += quote_toml(l[i]);
+      }
+      return out + "]";
+    }
+  };
+  return std::visit(visitor{}, v);
+}
+
+leap::result<void> check_value(const key_descriptor& d, const value& v) {
+  if (v.index() != static_cast<std::size_t>(d.kind))
+    return make_error("internal: value of the wrong kind, expected " + kind_name(d.kind));
+  auto bound_error = [&](const std::string& shown) -> std::string {
+    std::string rule;
+    if (d.min && d.max)
+      rule = "must be " + std::string(d.min_exclusive ? "> " : ">= ") + number_text(*d.min) +
+             " and <= " + number_text(*d.max);
+    else if (d.min)
+      rule = "must be " + std::string(d.min_exclusive ? "> " : ">= ") + number_text(*d.min);
+    else
+      rule = "must be <= " + number_text(*d.max);
+    return shown + " is out of range (" + rule + ")";
+  };
+  auto out_of_bounds = [&](double x) {
+    if (d.min && (d.min_exclusive ? !(x > *d.min) : !(x >= *d.min))) return true;
+    if (d.max && !(x <= *d.max)) return true;
+    return false;
+  };
+  switch (d.kind) {
+  case value_kind::boolean: break;
+  case value_kind::integer: {
+    std::int64_t i = std::get<std::int64_t>(v);
+    if (out_of_bounds(static_cast<double>(i))) return make_error(bound_error(std::to_string(i)));
+    if (i < d.repr_min || i > d.repr_max)
+      return make_error(std::to_string(i) + " is out of range (must be between " +
+                        std::to_string(d.repr_min) + " and " + std::to_string(d.repr_max) + ")");
+    break;
+  }
+  case value_kind::floating: {
+    double x = std::get<double>(v);
+    if (!std::isfinite(x)) return make_error(float_to_toml(x) + " is not a finite number");
+    if (out_of_bounds(x)) return make_error(bound_error(float_to_toml(x)));
+    break;
+  }
+  case value_kind::string: {
+    const std::string& s = std::get<std::string>(v);
+    if (!d.allowed.empty() && std::find(d.allowed.begin(), d.allowed.end(), s) == d.allowed.end()) {
+      std::string msg = quote_toml(s) + " is not allowed; expected one of ";
+      for (std::size_t i = 0; i < d.allowed.size(); ++i)
+        msg += (i ? ", " : "") + quote_toml(d.allowed[i]);
+      return make_error(msg);
+    }
+    if (d.non_empty && s.empty()) return make_error("must not be empty");
+    break;
+  }
+  case value_kind::string_list: {
+    const auto& list = std::get<std::vector<std::string>>(v);
+    if (d.non_empty && list.empty())
+      return make_error("must not be empty");
+    for (std::size_t k = 0; k < list.size() && !d.allowed.empty(); ++k) {
+      if (std::find(d.allowed.begin(), d.allowed.end(), list[k]) != d.allowed.end())
+        continue;
+      std::string msg = "element [" + std::to_string(k) + "]: " + quote_toml(list[k])
+                        + " is not allowed; expected one of ";
+      for (std::size_t i = 0; i < d.allowed.size(); ++i)
+        msg += (i ? ", " : "") + quote_toml(d.allowed[i]);
+      return make_error(msg);
+    }
+    if (d.distinct) {
+      for (std::size_t k = 0; k < list.size(); ++k)
+        for (std::size_t j = 0; j < k; ++j)
+          if (list[j] == list[k])
+            return make_error("element [" + std::to_string(k) + "]: " + quote_toml(list[k])
+                              + " appears twice");
+    }
+    break;
+  }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suggestions.
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // Optimal string alignment distance: insert, delete, substitute, swap two adjacent characters
+  // ("wrokers" -> "workers" is one edit).
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> t(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) t[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) t[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      std::size_t sub = t[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      t[i][j] = std::min({t[i - 1][j] + 1, t[i][j - 1] + 1, sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        t[i][j] = std::min(t[i][j], t[i - 2][j - 2] + 1);
+    }
+  }
+  return t[n][m];
+}
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& c : candidates) {
+    std::size_t dist = edit_distance(word, c);
+    if (dist < best_d) {
+      best_d = dist;
+      best = c;
+    }
+  }
+  if (!best) return std::nullopt;
+  std::size_t limit = std::max<std::size_t>(2, std::min(word.size(), best->size()) / 3);
+  if (best_d == 0 || best_d > limit) return std::nullopt;
+  return best;
+}
+
+} // namespace leap::config

@@ -1,0 +1,256 @@
+// leap::config key registry: one descriptor per TOML key (section, name, type, default, doc text,
+// validation, member accessor). Parsing, --set, to_toml and docs/config.md are all driven by it.
+// To add a section: add its struct to config.hpp and a register_<section>() call in
+// config_schema.cpp. Read-only after first use (built once, thread-safe); anyone may query it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/result.hpp"
+#include "runtime/config/config.hpp"
+
+namespace leap::config {
+
+enum class value_kind { boolean, integer, floating, string, string_list };
+
+// A dynamically typed key value; the alternative matches value_kind's order.
+using value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
+
+struct key_descriptor {
+  std::string section;
+  std::string name;
+  value_kind kind = value_kind::string;
+  std::string doc;
+  value default_value; // read from leap_config{} at registration
+
+  // Validation. `allowed` (string keys): the accepted values, empty = any. `min`/`max` (numbers),
+  // `min_exclusive` turns min into a strict bound. `non_empty` (strings and lists).
+  std::vector<std::string> allowed;
+  std::optional<double> min;
+  std::optional<double> max;
+  bool min_exclusive = false;
+  bool non_empty = false;
+  bool distinct = false; // string lists: no element twice
+  // What the member type can hold (integers); checked in addition to min/max, not documented.
+  std::int64_t repr_min = std::numeric_limits<std::int64_t>::min();
+  std::int64_t repr_max = std::numeric_limits<std::int64_t>::max();
+
+  // Member accessor. `set` receives a value that passed check_value().
+  std::function<value(const leap_config&)> get;
+  std::function<void(leap_config&, const value&)> set;
+
+  std::string full_name() const { return section + "." + name; }
+};
+
+struct section_descriptor {
+  std::string name;
+  std::string doc;
+  std::vector<key_descriptor> keys;
+
+  const key_descriptor* find(std::string_view key) const;
+};
+
+class registry {
+public:
+  // Chainable validation setters for the key just registered.
+  class key_builder {
+  public:
+    key_builder(registry& r, std::size_t s, std::size_t k) : reg_(r), s_(s), k_(k) {}
+    key_builder& at_least(double v);
+    key_builder& greater_than(double v);
+    key_builder& at_most(double v);
+    key_builder& one_of(std::vector<std::string> values);
+    key_builder& non_empty();
+
+  private:
+    key_descriptor& d() { return reg_.sections_[s_].keys[k_]; }
+    registry& reg_;
+    std::size_t s_, k_;
+  };
+
+  template <class Section>
+  class section_builder {
+  public:
+    section_builder(registry& r, std::size_t s, Section leap_config::*sec)
+        : reg_(r), s_(s), sec_(sec) {}
+
+    // A key backed by a member of type bool, an integer type, double, std::string or
+    // std::vector<std::string>. The default is the member's initialiser in leap_config{}.
+    template <class M>
+    key_builder key(std::string name, M Section::*member, std::string doc);
+
+    // A string key backed by an enum member; `names` maps each accepted string to its value.
+    template <class E>
+    key_builder key_enum(std::string name, E Section::*member,
+                         std::vector<std::pair<std::string, E>> names, std::string doc);
+
+    // A string-list key backed by a std::vector of an enum: each element one of `names`, none
+    // twice.
+    template <class E>
+    key_builder key_enum_list(std::string name, std::vector<E> Section::*member,
+                              std::vector<std::pair<std::string, E>> names, std::string doc);
+
+  private:
+    key_builder add(key_descriptor d);
+    registry& reg_;
+    std::size_t s_;
+    Section leap_config::*sec_;
+  };
+
+  template <class Section>
+  section_builder<Section> section(std::string name, Section leap_config::*member,
+                                   std::string doc) {
+    sections_.push_back(section_descriptor{std::move(name), std::move(doc), {}});
+    return section_builder<Section>(*this, sections_.size() - 1, member);
+  }
+
+  const std::vector<section_descriptor>& sections() const { return sections_; }
+  const section_descriptor* find_section(std::string_view name) const;
+  const key_descriptor* find_key(std::string_view section, std::string_view key) const;
+
+private:
+  std::vector<section_descriptor> sections_;
+};
+
+// The registry of every key, in documentation order. Built on first call.
+const registry& schema();
+
+// Validates a value against a descriptor (kind, range, allowed values). The error text is a detail
+// without position or key name ("0 is out of range (must be >= 1)"); callers prefix them.
+leap::result<void> check_value(const key_descriptor& d, const value& v);
+
+// Parses the text of a --set value according to the key's kind (without validation).
+leap::result<value> parse_override_value(const key_descriptor& d, std::string_view text);
+
+// TOML literal of a value: 2, 30.0, "sm_90", ["-O3", "-std=c++17"].
+std::string value_to_toml(const value& v);
+
+// Human names: "integer", "float", "boolean", "string", "string list".
+std::string kind_name(value_kind k);
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word`, if it is close enough to be a plausible typo.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+// ---- template implementation ----
+
+template <class Section>
+registry::key_builder registry::section_builder<Section>::add(key_descriptor d) {
+  d.section = reg_.sections_[s_].name;
+  const leap_config base; // the member initialisers are the defaults
+  d.default_value = d.get(base);
+  reg_.sections_[s_].keys.push_back(std::move(d));
+  return key_builder(reg_, s_, reg_.sections_[s_].keys.size() - 1);
+}
+
+template <class Section>
+template <class M>
+registry::key_builder registry::section_builder<Section>::key(std::string name, M Section::*member,
+                                                              std::string doc) {
+  key_descriptor d;
+  d.name = std::move(name);
+  d.doc = std::move(doc);
+  Section leap_config::*sec = sec_;
+  d.get = [sec, member](const leap_config& c) -> value {
+    const M& m = c.*sec.*member;
+    if constexpr (std::is_same_v<M, bool>) return value(m);
+    else if constexpr (std::is_integral_v<M>) return value(static_cast<std::int64_t>(m));
+    else if constexpr (std::is_floating_point_v<M>) return value(static_cast<double>(m));
+    else return value(m);
+  };
+  d.set = [sec, member](leap_config& c, const value& v) {
+    M& m = c.*sec.*member;
+    if constexpr (std::is_same_v<M, bool>) m = std::get<bool>(v);
+    else if constexpr (std::is_integral_v<M>) m = static_cast<M>(std::get<std::int64_t>(v));
+    else if constexpr (std::is_floating_point_v<M>) m = static_cast<M>(std::get<double>(v));
+    else if constexpr (std::is_same_v<M, std::string>) m = std::get<std::string>(v);
+    else m = std::get<std::vector<std::string>>(v);
+  };
+  if constexpr (std::is_same_v<M, bool>) {
+    d.kind = value_kind::boolean;
+  } else if constexpr (std::is_integral_v<M>) {
+    static_assert(sizeof(M) <= sizeof(std::int64_t), "integer keys are at most 64 bits");
+    d.kind = value_kind::integer;
+    d.repr_min = static_cast<std::int64_t>(std::numeric_limits<M>::min());
+    if constexpr (std::is_unsigned_v<M> && sizeof(M) >= sizeof(std::int64_t))
+      d.repr_max = std::numeric_limits<std::int64_t>::max();
+    else
+      d.repr_max = static_cast<std::int64_t>(std::numeric_limits<M>::max());
+  } else if constexpr (std::is_floating_point_v<M>) {
+    d.kind = value_kind::floating;
+  } else if constexpr (std::is_same_v<M, std::string>) {
+    d.kind = value_kind::string;
+  } else {
+    static_assert(std::is_same_v<M, std::vector<std::string>>,
+                  "config keys are bool, integers, double, std::string or std::vector<std::string>");
+    d.kind = value_kind::string_list;
+  }
+  return add(std::move(d));
+}
+
+template <class Section>
+template <class E>
+registry::key_builder
+registry::section_builder<Section>::key_enum(std::string name, E Section::*member,
+                                             std::vector<std::pair<std::string, E>> names,
+                                             std::string doc) {
+  key_descriptor d;
+  d.name = std::move(name);
+  d.doc = std::move(doc);
+  d.kind = value_kind::string;
+  for (const auto& n : names) d.allowed.push_back(n.first);
+  Section leap_config::*sec = sec_;
+  d.get = [sec, member, names](const leap_config& c) -> value {
+    for (const auto& n : names)
+      if (n.second == c.*sec.*member) return value(n.first);
+    return value(std::string("?"));
+  };
+  d.set = [sec, member, names](leap_config& c, const value& v) {
+    for (const auto& n : names)
+      if (n.first == std::get<std::string>(v)) c.*sec.*member = n.second;
+  };
+  return add(std::move(d));
+}
+
+template <class Section>
+template <class E>
+registry::key_builder
+registry::section_builder<Section>::key_enum_list(std::string name, std::vector<E> Section::*member,
+                                                  std::vector<std::pair<std::string, E>> names,
+                                                  std::string doc) {
+  key_descriptor d;
+  d.name = std::move(name);
+  d.doc = std::move(doc);
+  d.kind = value_kind::string_list;
+  d.distinct = true;
+  for (const auto& n : names) d.allowed.push_back(n.first);
+  Section leap_config::*sec = sec_;
+  d.get = [sec, member, names](const leap_config& c) -> value {
+    std::vector<std::string> out;
+    for (const auto& e : c.*sec.*member)
+      for (const auto& n : names)
+        if (n.second == e) out.push_back(n.first);
+    return value(std::move(out));
+  };
+  d.set = [sec, member, names](leap_config& c, const value& v) {
+    std::vector<E> out;
+    for (const auto& s : std::get<std::vector<std::string>>(v))
+      for (const auto& n : names)
+        if (n.first == s) out.push_back(n.second);
+    c.*sec.*member = std::move(out);
+  };
+  return add(std::move(d));
+}
+
+} // namespace leap::config

@@ -1,0 +1,169 @@
+#include "runtime/pipeline/assembly.hpp"
+
+#include "actors/compiler_pool.hpp"
+#include "actors/executor_pool.hpp"
+#include "actors/generator_pool.hpp"
+#include "actors/judge.hpp"
+#include "policy/generation_engine.hpp"
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace leap::runtime {
+
+struct pipeline::impl {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  msg::generator_pool_actor generators;
+  msg::compiler_pool_actor compilers;
+  msg::executor_pool_actor executors;
+  msg::weights_sink_actor sink;
+  msg::learner_actor learner;
+  msg::judge_actor judge;
+  msg::gatekeeper_actor gatekeeper;
+  msg::trainer_actor trainer;
+  std::shared_ptr<policy::generation_engine> engine;
+  bool training = false;
+
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool done = false;
+  pipeline_outcome out;
+
+  void finish(actors::run_end end, std::vector<msg::group_result> groups = {}) {
+    std::lock_guard<std::mutex> lk(mtx);
+    if (done)
+      return;
+    done = true;
+    out.end = std::move(end);
+    out.groups = std::move(groups);
+    cv.notify_all();
+  }
+};
+
+pipeline::pipeline(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+
+pipeline::~pipeline() {
+  if (!impl_ || !impl_->sys)
+    return;
+  auto& I = *impl_;
+  auto down = [](const auto& h) {
+    if (h)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  };
+  down(I.trainer);
+  down(I.gatekeeper);
+  down(I.judge);
+  down(I.learner);
+  down(I.sink);
+  down(I.generators);
+  down(I.compilers);
+  down(I.executors);
+  I.trainer = nullptr;
+  I.gatekeeper = nullptr;
+  I.judge = nullptr;
+  I.learner = nullptr;
+  I.sink = nullptr;
+  I.generators = nullptr;
+  I.compilers = nullptr;
+  I.executors = nullptr;
+  I.sys.reset(); // waits for every actor
+  I.engine.reset();
+}
+
+result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
+  if (d.train.has_value() == d.eval.has_value())
+    return make_error("internal: a pipeline is either trained or evaluated");
+  if (!d.tasks)
+    return make_error("internal: a pipeline needs its task catalog");
+  const bool real_env = !d.stand_ins.compilers || !d.stand_ins.executors;
+  if (real_env && !d.svc)
+    return make_error("internal: real compile and execute stages need the services");
+  if (!d.stand_ins.generators && !d.engine)
+    return make_error("internal: real generation needs a generation engine");
+  if (d.train && !d.stand_ins.learner && !d.train->model)
+    return make_error("internal: the real learner needs a policy model");
+
+  auto I = std::make_unique<impl>();
+  msg::register_message_types(I->cfg);
+  I->sys = std::make_unique<caf::actor_system>(I->cfg);
+  auto& sys = *I->sys;
+  I->engine = d.engine;
+  I->generators = d.stand_ins.generators
+                    ? d.stand_ins.generators(sys)
+                    : actors::spawn_generator_pool(sys, d.generators, d.engine);
+  if (d.engine)
+    I->sink = actors::spawn_weights_sink(sys, d.engine);
+  I->compilers = d.stand_ins.compilers
+                   ? d.stand_ins.compilers(sys)
+                   : actors::spawn_compiler_pool(sys, d.compilers, d.svc->compiler, d.tasks);
+  I->executors = d.stand_ins.executors
+                   ? d.stand_ins.executors(sys)
+                   : actors::spawn_executor_pool(sys, d.executors, d.svc->executor, d.tasks);
+  auto* raw = I.get();
+  if (d.train) {
+    I->training = true;
+    I->learner = d.stand_ins.learner
+                   ? d.stand_ins.learner(sys)
+                   : actors::spawn_learner(sys, d.train->model, d.train->learner, I->sink);
+    I->judge = actors::spawn_judge(sys, d.train->estimator, I->learner);
+  } else {
+    actors::eval_collector_options co;
+    co.expected = d.eval->groups.size();
+    co.on_group = d.eval->on_group;
+    co.on_done = [raw](std::vector<msg::group_result> groups) {
+      raw->finish(actors::run_end{}, std::move(groups));
+    };
+    I->judge = actors::spawn_eval_collector(sys, std::move(co));
+  }
+  I->gatekeeper = actors::spawn_gatekeeper(sys, d.gatekeeper, d.tasks, I->generators,
+                                           I->compilers, I->executors, I->judge);
+  if (d.train) {
+    auto to = d.train->trainer;
+    auto user_done = to.on_done;
+    to.on_done = [raw, user_done](const actors::run_end& end) {
+      if (user_done)
+        user_done(end);
+      raw->finish(end);
+    };
+    I->trainer = actors::spawn_trainer(sys, std::move(to), I->gatekeeper, I->learner);
+  } else {
+    for (const auto& gs : d.eval->groups)
+      caf::anon_send(I->gatekeeper, msg::group_atom_v, gs);
+    if (d.gatekeeper.mode == msg::train_mode::sync)
+      caf::anon_send(I->gatekeeper, msg::flush_atom_v);
+  }
+  return std::unique_ptr<pipeline>(new pipeline(std::move(I)));
+}
+
+pipeline_outcome pipeline::wait(const std::atomic<bool>* stop) {
+  auto& I = *impl_;
+  bool stop_sent = false;
+  {
+    std::unique_lock<std::mutex> lk(I.mtx);
+    while (!I.done) {
+      I.cv.wait_for(lk, std::chrono::milliseconds(100));
+      if (I.done || stop_sent || !stop || !stop->load())
+        continue;
+      stop_sent = true;
+      if (I.training) {
+        caf::anon_send(I.trainer, msg::stop_atom_v); // it saves, then ends the run
+      } else {
+        I.done = true;
+        I.out.end = actors::run_end{actors::run_end::how::interrupted, {}};
+      }
+    }
+  }
+  caf::scoped_actor self{*I.sys};
+  self->request(I.compilers, std::chrono::seconds(10), msg::stats_atom_v)
+    .receive([&](msg::pool_stats& s) { I.out.compiler_stats = s; }, [](caf::error&) {});
+  self->request(I.gatekeeper, std::chrono::seconds(10), msg::stats_atom_v)
+    .receive([&](msg::stage_usage& u) { I.out.usage = u; }, [](caf::error&) {});
+  std::lock_guard<std::mutex> lk(I.mtx);
+  return std::move(I.out);
+}
+
+} // namespace leap::runtime

@@ -1,0 +1,48 @@
+// Evaluates candidates through the environment's actors (compiler pool -> executor pool), for
+// `leap check`, `leap tasks verify`, corpus labelling and tests. Jobs that fail inside leap are
+// retried by the pools (compiler.retries, executor.retries) before they become an error. Owns a CAF actor system with the two
+// supervised pools; the header keeps CAF out of its includers. Call from one (non-actor) thread.
+#pragma once
+
+#include "common/result.hpp"
+#include "env/verdict.hpp"
+#include "messages/env_messages.hpp"
+#include "runtime/pipeline/services.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace leap::runtime {
+
+struct check_item {
+  std::string task;
+  std::string source;      // ignored when `reference` is set
+  bool reference = false;  // check the task's own reference
+  bool dump_inputs = false;
+};
+
+struct check_outcome {
+  env::verdict v;
+  std::string kept_dir;    // with dump_inputs: inputs.bin and outputs.bin of the reference run
+  unsigned long long seed = 0;
+};
+
+class evaluator {
+public:
+  explicit evaluator(services& svc);
+  ~evaluator();
+
+  // All items go through the pools at once (bounded by their sizes); results in item order.
+  // An error is leap's own failure (a broken reference, a tool that cannot start), not a verdict.
+  std::vector<result<check_outcome>> evaluate(const std::vector<check_item>& items);
+
+  msg::pool_stats compiler_stats();
+  msg::pool_stats executor_stats();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace leap::runtime

@@ -1,0 +1,48 @@
+// What the pipeline's actors are given, derived from the configuration: the judge's estimator,
+// the gatekeeper's run shape (G, turns, DCP, sampling, pool sizes), the pools' sizes and retry
+// counts, the trainer's admission, the learner's optimiser, and the prompt codec of a real
+// policy. One derivation for `leap train`, `leap eval` and `leap bench`. Pure functions; the
+// main thread before spawning. No CAF calls here.
+#pragma once
+
+#include "actors/gatekeeper.hpp"
+#include "actors/pool_options.hpp"
+#include "actors/trainer.hpp"
+#include "algo/advantages.hpp"
+#include "policy/policy_model.hpp"
+#include "runtime/config/config.hpp"
+
+#include <memory>
+
+namespace leap::policy {
+class tokenizer;
+}
+
+namespace leap::runtime {
+
+algo::estimator_config estimator_of(const config::train_section& t);
+
+// The rollout of `leap train` and `leap bench` ([train]: G, turns, DCP, cancel_pruned_turn1),
+// sampling, mode and stage sizes; everything but the prompt codec, the backend and the
+// sequence limits. `dcp` false expands every failure (the bench's DCP-off mode).
+actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
+                                                 msg::train_mode mode, bool dcp);
+// The rollout of `leap eval` ([eval]: G, turns, sampling; no DCP: every failure is retried).
+actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg);
+
+// B, steps, staleness (0 in sync mode), the seed and the task list.
+actors::trainer_options trainer_options_of(const config::train_section& t, msg::train_mode mode,
+                                           std::vector<std::string> tasks);
+
+// [compiler] and [executor]: workers and retries.
+actors::pool_options compiler_pool_of(const config::leap_config& cfg);
+actors::pool_options executor_pool_of(const config::leap_config& cfg);
+
+// [learner] as the policy's optimiser takes it.
+policy::rl_options rl_options_of(const config::leap_config& cfg);
+
+// encode / decode through the policy's prompt template and tokenizer.
+actors::prompt_codec policy_codec(std::shared_ptr<const policy::tokenizer> tok,
+                                  std::shared_ptr<const actors::task_catalog> tasks);
+
+} // namespace leap::runtime

@@ -1,0 +1,70 @@
+#include "runtime/pipeline/policy_io.hpp"
+
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "policy/special_tokens.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+namespace leap::runtime {
+
+policy::task_view view_of(const env::task_spec& t) {
+  return {t.name, t.description, t.signature, t.allowed_libraries};
+}
+
+result<std::vector<sft_text>> load_sft_texts(const std::string& path,
+                                             const std::map<std::string, env::task_spec>& tasks) {
+  auto text = read_file(path);
+  if (!text)
+    return text.err();
+  std::vector<sft_text> out;
+  // task -> target solution -> its rank in the corpus (0 = the task's first, simplest one); a
+  // task's solutions come before its repair dialogues in corpus.jsonl.
+  std::map<std::string, std::map<std::string, int>> rank;
+  int line_no = 0;
+  for (auto& line : split_lines(*text)) {
+    ++line_no;
+    if (trim(line).empty())
+      continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception& e) {
+      return make_error(path + ":" + std::to_string(line_no) + ": not JSON: " + e.what());
+    }
+    auto task = j.value("task", "");
+    auto it = tasks.find(task);
+    if (it == tasks.end())
+      continue; // a task no longer in the suite
+    auto kind = j.value("kind", "");
+    auto view = view_of(it->second);
+    if (kind == "solution" && j.value("target", false)) {
+      auto& r = rank[task];
+      int alt = static_cast<int>(r.size());
+      r.emplace(j.value("variant", ""), alt);
+      out.push_back({task, policy::render_prompt(view, {}),
+                     policy::render_completion(j.value("code", "")), false, alt});
+    } else if (kind == "repair") {
+      policy::turn_record prev{j.value("buggy_code", ""), j.value("feedback", "")};
+      auto fixed = rank[task].find(j.value("fixed_variant", ""));
+      int alt = fixed == rank[task].end() ? 1 : fixed->second;
+      out.push_back({task, policy::render_prompt(view, {prev}),
+                     policy::render_completion(j.value("fixed_code", "")), true, alt});
+    }
+  }
+  if (out.empty())
+    return make_error(path + ": no target solutions or repair dialogues");
+  return out;
+}
+
+encoded_pair encode_pair(const policy::tokenizer& tok, const sft_text& t) {
+  encoded_pair p;
+  p.prompt = tok.encode(t.prompt, true);
+  p.completion = tok.encode(t.completion, false);
+  p.completion.push_back(tok.token_id(policy::special::eos));
+  return p;
+}
+
+} // namespace leap::runtime

@@ -1,0 +1,261 @@
+// `leap bench` end to end through the CLI: a small latency-model scenario run in its four modes
+// (checks the JSON, CSV and SVG outputs, that async and sync did the same work while DCP off did
+// more, and that only the fourth mode cancels a pruned group's turn-1 stragglers), a sweep,
+// scenario errors, and the real stages: bundled candidates through real nvcc and the CPU
+// backend, and the real (tiny) policy.
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "tests/runtime/commands/tiny_warm_start.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace leap;
+
+namespace {
+
+struct cli_result {
+  int code = -1;
+  std::string out, err;
+};
+
+cli_result run_leap(const std::string& args) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-cli-");
+  std::string cmd = std::string(LEAP_BINARY) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  int st = std::system(cmd.c_str());
+  cli_result r;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (auto t = read_file(dir + "/out"))
+    r.out = *t;
+  if (auto t = read_file(dir + "/err"))
+    r.err = *t;
+  fs::remove_all(dir);
+  return r;
+}
+
+nlohmann::json last_json_line(const std::string& out) {
+  auto lines = split_lines(out);
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    if (!trim(*it).empty())
+      return nlohmann::json::parse(*it);
+  return {};
+}
+
+std::string write_scenario(const std::string& dir, const std::string& name, const std::string& text) {
+  auto p = dir + "/" + name + ".toml";
+  std::ofstream(p) << text;
+  return p;
+}
+
+const char* small_scenario = R"([train]
+steps = 3
+batch_groups = 2
+group_size = 4
+max_turns = 3
+generators = 2
+seed = 3
+
+[compiler]
+workers = 3
+
+[executor]
+workers = 2
+
+[bench]
+time_scale = 0.02
+seed = 5
+
+[bench.generate]
+model = "fixed"
+mean_seconds = 0.2
+
+[bench.compile]
+model = "lognormal"
+mean_seconds = 0.6
+sigma = 0.5
+
+[bench.execute]
+model = "fixed"
+mean_seconds = 0.2
+
+[bench.learner]
+seconds = 0.5
+
+[[bench.tasks]]
+name = "easy"
+count = 2
+success = [0.8, 0.5, 0.5]
+
+[[bench.tasks]]
+name = "mid"
+count = 2
+success = [0.4, 0.3, 0.3]
+
+[[bench.tasks]]
+name = "hopeless"
+count = 1
+success = [0.0, 0.0, 0.0]
+)";
+
+} // namespace
+
+TEST(BenchCli, FourModesOfALatencyModelScenario) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-");
+  auto sc = write_scenario(dir, "small", small_scenario);
+  auto r = run_leap("bench --config " + sc + " --out " + dir + "/out --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = last_json_line(r.out);
+  for (auto* k : {"async_attempts_per_second", "sync_attempts_per_second", "speedup_vs_sync",
+                  "analytic_bound_attempts_per_second", "fraction_of_bound",
+                  "dcp_multiturn_compile_reduction", "turn1_mode",
+                  "turn1_attempts_per_second_ratio", "turn1_compiles_cancelled"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  // The scenario keeps a pruned group's turn-1 stragglers (the default): the fourth mode cancels
+  // them, and only it cancels anything.
+  EXPECT_EQ(j["turn1_mode"], "async_cancel_turn1");
+  // min(2 / 0.2, 3 / 0.6, 2 / 0.2, learner) = 5 attempts/s.
+  EXPECT_DOUBLE_EQ(j["analytic_bound_attempts_per_second"].get<double>(), 5.0);
+  auto& m = j["modes"];
+  for (auto* mode : {"async", "sync", "async_no_dcp", "async_cancel_turn1"}) {
+    ASSERT_TRUE(m.contains(mode)) << mode;
+    EXPECT_EQ(m[mode]["steps"].get<int>(), 3) << mode;
+    EXPECT_EQ(m[mode]["groups"].get<int>(), 6) << mode;
+    EXPECT_GT(m[mode]["attempts_per_second"].get<double>(), 0.0) << mode;
+    for (auto* stage : {"generate", "compile", "execute"}) {
+      double u = m[mode]["stages"][stage]["utilisation"].get<double>();
+      EXPECT_GT(u, 0.0) << mode << " " << stage;
+      EXPECT_LE(u, 1.0 + 1e-9) << mode << " " << stage;
+    }
+  }
+  for (auto* mode : {"async", "sync", "async_no_dcp"}) {
+    EXPECT_EQ(m[mode]["compiles_cancelled"].get<int>(), 0) << mode;
+    EXPECT_EQ(m[mode]["cancelled_attempts"].get<int>(), 0) << mode;
+  }
+  // The same draws: async and sync expand the same groups and do the same later-turn work; DCP
+  // off debugs every failure, so it compiles at least as much on turns >= 2.
+  EXPECT_EQ(m["async"]["attempts"], m["sync"]["attempts"]);
+  EXPECT_EQ(m["async"]["compiles_later_turns"], m["sync"]["compiles_later_turns"]);
+  EXPECT_GE(m["async_no_dcp"]["compiles_later_turns"].get<int>(),
+            m["async"]["compiles_later_turns"].get<int>());
+  EXPECT_GE(m["async_no_dcp"]["activated_groups"].get<double>(),
+            m["async"]["activated_groups"].get<double>());
+  // Table, CSV and one timeline per mode.
+  EXPECT_NE(r.out.find("analytic bound"), std::string::npos);
+  auto csv = read_file(dir + "/out/small.csv");
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(split_lines(*csv).size(), 5u);
+  for (auto* mode : {"async", "sync", "async_no_dcp", "async_cancel_turn1"}) {
+    auto svg = read_file(dir + "/out/small-" + std::string(mode) + "-timeline.svg");
+    ASSERT_TRUE(svg.ok()) << mode;
+    EXPECT_NE(svg->find("<svg"), std::string::npos);
+    EXPECT_NE(svg->find(">compile 2<"), std::string::npos) << "a lane per compiler";
+  }
+  fs::remove_all(dir);
+}
+
+TEST(BenchCli, SweepRunsTheAsyncModeOverTheGrid) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-");
+  auto sc = write_scenario(dir, "small", small_scenario);
+  auto r = run_leap("bench --config " + sc + " --out " + dir + " --set train.steps=2 --json "
+                    "--sweep compilers=1,4 compile_mean=0.6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = last_json_line(r.out)["sweep"];
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["axes"]["compilers"].get<double>(), 1.0);
+  // One compiler: 1 / 0.6 attempts/s, the bottleneck; four: 6.67/s, generation (10/s) is not.
+  EXPECT_NEAR(j[0]["bound"]["attempts_per_second"].get<double>(), 1.0 / 0.6, 1e-9);
+  EXPECT_EQ(j[0]["bound"]["bottleneck"].get<std::string>(), "compile");
+  EXPECT_GT(j[1]["bound"]["attempts_per_second"].get<double>(),
+            j[0]["bound"]["attempts_per_second"].get<double>());
+  EXPECT_TRUE(fs::exists(dir + "/small-sweep.csv"));
+  EXPECT_NE(r.out.find("bottleneck"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(BenchCli, ScenarioErrorsExitTwoWithFileLineAndKey) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-");
+  std::string text = small_scenario;
+  text.replace(text.find("mean_seconds = 0.6"), 18, "mean_seconds = \"slow\"");
+  auto sc = write_scenario(dir, "bad", text);
+  auto r = run_leap("bench --config " + sc);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(sc + ":"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bench.compile.mean_seconds: expected a number"), std::string::npos) << r.err;
+  auto r2 = run_leap("bench --config " + write_scenario(dir, "ok", small_scenario)
+                     + " --sweep colour=1,2");
+  EXPECT_EQ(r2.code, 2);
+  EXPECT_NE(r2.err.find("unknown axis 'colour'"), std::string::npos) << r2.err;
+  fs::remove_all(dir);
+}
+
+// Real stages: the latency-model generator's attempts are replaced by bundled corpus candidates,
+// built by real nvcc + the CPU emulation and run on the CPU backend; then the real tiny policy
+// samples (its own code, compiled as written).
+TEST(BenchCli, RealCompilerAndBackendAndPolicy) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-");
+  std::string common = R"([environment]
+backend = "cpu"
+
+[train]
+steps = 1
+batch_groups = 1
+group_size = 2
+max_turns = 2
+tasks = ["vector_add", "relu"]
+max_new_tokens = 160
+
+[compiler]
+workers = 2
+
+[executor]
+workers = 2
+timeout_seconds = 10
+
+[bench.compile]
+model = "nvcc"
+
+[bench.execute]
+model = "backend"
+
+[bench.learner]
+seconds = 0.1
+)";
+  auto sc = write_scenario(dir, "real", common + R"(
+[bench]
+[bench.generate]
+model = "fixed"
+mean_seconds = 0.05
+)");
+  auto r = run_leap("bench --config " + sc + " --out " + dir + "/o1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = last_json_line(r.out);
+  for (auto* mode : {"async", "sync", "async_no_dcp"}) {
+    auto& m = j["modes"][mode];
+    EXPECT_EQ(m["steps"].get<int>(), 1) << mode;
+    EXPECT_GE(m["attempts"].get<int>(), 2) << mode;
+    // Each mode starts from a cold build cache: candidates were really compiled.
+    EXPECT_GE(m["stages"]["compile"]["jobs"].get<int>(), 2) << mode;
+    EXPECT_GT(m["stages"]["compile"]["busy_seconds"].get<double>(), 0.1) << mode;
+  }
+  EXPECT_TRUE(j["bound"]["stages"]["compile"]["measured"].get<bool>());
+
+  auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto sc2 = write_scenario(dir, "policy", common + R"(
+[bench]
+[bench.generate]
+model = "policy"
+checkpoint = ")" + warm + R"("
+)");
+  auto r2 = run_leap("bench --config " + sc2 + " --out " + dir + "/o2 --json");
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  auto j2 = last_json_line(r2.out);
+  EXPECT_TRUE(j2["bound"]["stages"]["generate"]["measured"].get<bool>());
+  EXPECT_GE(j2["modes"]["async"]["attempts"].get<int>(), 2);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,112 @@
+// End-to-end labelling of a small corpus (two tasks) through the real evaluator: real nvcc, the
+// CPU emulation, worker processes. Checks that labels are real verdicts, that repair records carry
+// the buggy run's feedback and a fix that really passed, and that a rerun reads the label cache.
+#include "common/fs.hpp"
+#include "runtime/commands/corpus.hpp"
+#include "runtime/pipeline/evaluator.hpp"
+#include "runtime/pipeline/services.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+using namespace leap;
+using namespace leap::runtime;
+
+namespace {
+
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  auto text = read_file(path);
+  EXPECT_TRUE(text.ok());
+  std::istringstream in(text.ok() ? *text : "");
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty())
+      out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+} // namespace
+
+TEST(CorpusE2E, SmallCorpusIsReallyLabelled) {
+  auto cfg = config::defaults();
+  ASSERT_TRUE(config::apply_override(cfg, "environment.backend=cpu").ok());
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.executor.timeout_seconds = 6;
+  cfg.executor.trials = 1;
+  cfg.executor.memory_limit_mb = 2048;
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  evaluator ev(**svc);
+
+  auto out = std::string(LEAP_TEST_OUTPUT_DIR) + "/corpus-e2e";
+  std::filesystem::remove_all(out);
+  corpus_options opt;
+  opt.out_dir = out;
+  opt.seed = 11;
+  opt.tasks = {"vector_add", "row_max"};
+  opt.reuse_labels = false; // label for real every time this test runs
+  auto sum = build_corpus(**svc, ev, opt);
+  ASSERT_TRUE(sum.ok()) << sum.message();
+  EXPECT_EQ(sum->leap_errors, 0u);
+  EXPECT_GE(sum->solutions, 10u);
+  EXPECT_GE(sum->targets, 8u);
+  EXPECT_GE(sum->repairs, 6u);
+
+  auto recs = read_jsonl(sum->corpus_path);
+  ASSERT_EQ(recs.size(), sum->variants + sum->repairs);
+  std::map<std::string, nlohmann::json> by_variant;
+  std::map<std::string, int> statuses;
+  for (auto& r : recs) {
+    ASSERT_TRUE(r.contains("task") && r.contains("kind") && r.contains("variant") && r.contains("code")
+                && r.contains("status") && r.contains("feedback"))
+      << r.dump();
+    EXPECT_FALSE(r["feedback"].get<std::string>().empty()) << r.dump();
+    if (r["kind"] != "repair") {
+      by_variant[r["task"].get<std::string>() + "/" + r["variant"].get<std::string>()] = r;
+      ++statuses[r["status"].get<std::string>()];
+      EXPECT_EQ(r["target"].get<bool>(), r["kind"] == "solution" && r["status"] == "correct");
+    }
+  }
+  // Typos are compile errors, with nvcc's line-numbered diagnostics in the feedback.
+  EXPECT_GE(statuses["compile_error"], 6);
+  EXPECT_GE(statuses["correct"], 8);
+  EXPECT_GE(statuses["wrong_answer"] + statuses["runtime_error"], 2);
+  for (auto& r : recs) {
+    if (r["kind"] == "buggy" && r["bug"].get<std::string>().rfind("typo_", 0) == 0) {
+      EXPECT_EQ(r["status"], "compile_error") << r["variant"];
+      EXPECT_NE(r["feedback"].get<std::string>().find("solution.cu("), std::string::npos) << r["feedback"];
+    }
+    if (r["kind"] != "repair")
+      continue;
+    EXPECT_NE(r["status"], "correct");
+    auto buggy = by_variant.at(r["task"].get<std::string>() + "/" + r["variant"].get<std::string>());
+    EXPECT_EQ(r["buggy_code"], buggy["code"]);
+    EXPECT_EQ(r["feedback"], buggy["feedback"]) << "repair feedback must be the buggy run's real text";
+    auto fixed = by_variant.at(r["task"].get<std::string>() + "/" + r["fixed_variant"].get<std::string>());
+    EXPECT_EQ(fixed["status"], "correct");
+    EXPECT_EQ(fixed["kind"], "solution");
+    EXPECT_EQ(r["fixed_code"], fixed["code"]);
+    EXPECT_FALSE(r["prompt"].get<std::string>().empty());
+  }
+  auto stats = nlohmann::json::parse(*read_file(sum->stats_path));
+  EXPECT_TRUE(stats["per_task"].contains("vector_add"));
+  EXPECT_TRUE(stats["per_task"].contains("row_max"));
+  EXPECT_TRUE(stats.contains("emulation_unsupported"));
+  EXPECT_GT(stats["seconds"].get<double>(), 0.0);
+
+  // The same corpus again with the label cache: every label written above... is not cached (the
+  // run did not use it), so fill it once, then a third run reads every label from it.
+  opt.reuse_labels = true;
+  opt.tasks = {"vector_add"};
+  auto fill = build_corpus(**svc, ev, opt);
+  ASSERT_TRUE(fill.ok()) << fill.message();
+  auto again = build_corpus(**svc, ev, opt);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->label_cache_hits, again->variants);
+  EXPECT_EQ(again->targets, fill->targets);
+}
