@@ -1,5 +1,6 @@
 #include "actors/gatekeeper.hpp"
 
+#include "actors/group_record.hpp"
 #include "actors/reference_cache.hpp"
 #include "actors/stage_barrier.hpp"
 #include "actors/stage_meter.hpp"
@@ -19,25 +20,13 @@ namespace {
 
 using algo::attempt_phase;
 using algo::rollout_action;
-using clock_type = std::chrono::steady_clock;
-
-// What the rollout does not keep: the tokens and timings of every turn, the prompt being
-// sampled, the job in flight and the built executable.
-struct attempt_io {
-  std::vector<msg::turn_record> turns; // one per rollout turn
-  std::vector<int> prompt;
-  std::uint64_t job = 0;
-  std::string executable;
-};
 
 struct group_state {
-  msg::group_start start;
-  const env::task_spec* task = nullptr;
-  clock_type::time_point t0;
   algo::rollout r;
-  std::vector<attempt_io> io;
-  msg::group_result counts; // attempts, compiles, cache hits, cancelled, later-turn compiles
-  explicit group_state(const algo::rollout_config& c) : r(c) {}
+  group_record rec;
+  const env::task_spec* task = nullptr;
+  group_state(const algo::rollout_config& c, const msg::group_start& gs)
+      : r(c), rec(gs, c.group_size) {}
 };
 
 struct gk_state {
@@ -68,21 +57,14 @@ struct gk_state {
     return at.end == algo::attempt_end::none && at.phase == ph ? g : nullptr;
   }
 
-  static double since(const group_state& g) {
-    return std::chrono::duration<double>(clock_type::now() - g.t0).count();
-  }
-
   std::string render(const caf::error& e) { return msg::error_text(e, self->system()); }
 
   // --- a group ---
   void start_group(const msg::group_start& gs) {
-    auto [it, fresh] = groups.try_emplace(gs.group_id, opts.rollout);
+    auto [it, fresh] = groups.try_emplace(gs.group_id, opts.rollout, gs);
     if (!fresh)
       return; // admitted twice: the first admission stands
     auto& g = it->second;
-    g.start = gs;
-    g.t0 = clock_type::now();
-    g.io.resize(static_cast<std::size_t>(std::max(0, opts.rollout.group_size)));
     auto t = tasks->find(gs.task);
     g.task = t == tasks->end() ? nullptr : &t->second;
     auto acts = g.r.start();
@@ -121,7 +103,7 @@ struct gk_state {
     auto* g = find(gid);
     if (!g)
       return;
-    std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n", g->start.task.c_str(),
+    std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n", g->rec.start().task.c_str(),
                  why.c_str());
     perform(gid, g->r.dropped(a, why));
   }
@@ -144,16 +126,16 @@ struct gk_state {
         feedbacks.push_back(t.feedback);
       }
       if (first && !prompts.empty()) { // turn 1: one prompt for the whole group
-        g.io[static_cast<std::size_t>(a)].prompt = prompts.front();
+        g.rec.io(a).prompt = prompts.front();
         idxs.push_back(a);
         continue;
       }
-      auto p = opts.codec.encode(g.start.task, codes, feedbacks);
+      auto p = opts.codec.encode(g.rec.start().task, codes, feedbacks);
       if (static_cast<int>(p.size()) + 16 > opts.max_seq_len) {
         no_room(a);
         continue;
       }
-      g.io[static_cast<std::size_t>(a)].prompt = p;
+      g.rec.io(a).prompt = p;
       idxs.push_back(a);
       prompts.push_back(std::move(p));
     }
@@ -177,22 +159,33 @@ struct gk_state {
       if (!find(gid))
         return;
       barrier->sent();
-      meter->enter(stage::generate);
-      self->request(gen, opts.generate_timeout, msg::generate_atom_v, std::move(req))
-        .then(
-          [this, gid, idxs](msg::generate_reply& rep) {
-            meter->leave(stage::generate);
-            on_generated(gid, idxs, rep);
-            barrier->replied();
-          },
-          [this, gid, idxs](caf::error& e) {
-            meter->leave(stage::generate);
-            auto why = "generation failed: " + render(e);
-            for (int a : idxs)
-              drop(gid, a, why);
-            barrier->replied();
-          });
+      metered<msg::generate_reply>(stage::generate, gen, opts.generate_timeout, msg::generate_atom_v, std::move(req),
+              [this, gid, idxs](msg::generate_reply& rep) { on_generated(gid, idxs, rep); },
+              [this, gid, idxs](const std::string& why) {
+                for (int a : idxs)
+                  drop(gid, a, "generation failed: " + why);
+              });
     });
+  }
+
+  // One stage's request, metered; `ok` or `failed` (the pool's error text) runs with its
+  // answer, then the barrier learns that one request fewer is out.
+  template <class Reply, class Handle, class Atom, class Request, class Ok>
+  void metered(stage s, const Handle& to, std::chrono::milliseconds timeout, Atom atom,
+               Request req, Ok ok, std::function<void(const std::string&)> failed) {
+    meter->enter(s);
+    self->request(to, timeout, atom, std::move(req))
+      .then(
+        [this, s, ok](Reply& reply) mutable {
+          meter->leave(s);
+          ok(reply);
+          barrier->replied();
+        },
+        [this, s, failed](caf::error& e) {
+          meter->leave(s);
+          failed(render(e));
+          barrier->replied();
+        });
   }
 
   // samples[k] belongs to attempt idxs[k] (one prompt x G on turn 1, a prompt each later).
@@ -209,15 +202,7 @@ struct gk_state {
         continue;
       }
       auto& s = rep.samples[k];
-      auto& io = g->io[static_cast<std::size_t>(a)];
-      ++g->counts.attempts;
-      msg::turn_record rec;
-      rec.prompt = io.prompt;
-      rec.completion = s.tokens;
-      rec.logprobs = s.logprobs;
-      rec.policy_version = rep.policy_version;
-      rec.t_generated = since(*g);
-      io.turns.push_back(std::move(rec));
+      g->rec.sampled(a, s, rep.policy_version);
       auto ids = s.tokens;
       if (!ids.empty() && ids.back() == opts.eos_id)
         ids.pop_back();
@@ -226,8 +211,8 @@ struct gk_state {
       if (ex.ok) {
         append(acts, g->r.sampled(a, ex.code, tokens));
       } else {
-        auto v = no_code_verdict(g->start.task, opts.backend, ex.reason);
-        record(*g, a, v);
+        auto v = no_code_verdict(g->rec.start().task, opts.backend, ex.reason);
+        g->rec.judged(a, v);
         append(acts, g->r.sampled_without_code(a, tokens, v.feedback));
       }
     }
@@ -242,25 +227,17 @@ struct gk_state {
         return;
       const auto& at = g->r.attempt(a);
       if (at.turns.size() >= 2)
-        ++g->counts.compiles_later_turns;
+        ++g->rec.counts().compiles_later_turns;
       auto job = next_id++;
-      g->io[static_cast<std::size_t>(a)].job = job;
-      msg::compile_request req{job, g->start.task, at.turns.back().code, opts.backend, false};
+      g->rec.io(a).job = job;
+      msg::compile_request req{job, g->rec.start().task, at.turns.back().code, opts.backend, false};
       barrier->sent();
-      meter->enter(stage::compile);
-      self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
-        .then(
-          [this, gid, a](msg::compile_reply& r) {
-            meter->leave(stage::compile);
-            on_compiled(gid, a, r);
-            barrier->replied();
-          },
-          [this, gid, a](caf::error& e) {
-            meter->leave(stage::compile);
-            if (awaiting(gid, a, attempt_phase::compiling))
-              drop(gid, a, "compile job failed: " + render(e));
-            barrier->replied();
-          });
+      metered<msg::compile_reply>(stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
+              [this, gid, a](msg::compile_reply& r) { on_compiled(gid, a, r); },
+              [this, gid, a](const std::string& why) {
+                if (awaiting(gid, a, attempt_phase::compiling))
+                  drop(gid, a, "compile job failed: " + why);
+              });
     });
   }
 
@@ -268,12 +245,12 @@ struct gk_state {
     auto* g = awaiting(gid, a, attempt_phase::compiling);
     if (!g)
       return;
-    auto& io = g->io[static_cast<std::size_t>(a)];
+    auto& io = g->rec.io(a);
     io.job = 0;
     if (r.cached)
-      ++g->counts.cache_hits;
+      ++g->rec.counts().cache_hits;
     else
-      ++g->counts.compiles;
+      ++g->rec.counts().compiles;
     if (r.status == env::build_status::ok) {
       io.executable = r.executable;
       perform(gid, g->r.built(a));
@@ -295,7 +272,7 @@ struct gk_state {
       if (!g)
         return;
       barrier->sent();
-      with_reference(g->start.task, [this, gid, a](const result<std::string>& ref) {
+      with_reference(g->rec.start().task, [this, gid, a](const result<std::string>& ref) {
         auto* g2 = awaiting(gid, a, attempt_phase::executing);
         if (!g2) {
           barrier->replied();
@@ -306,26 +283,20 @@ struct gk_state {
           barrier->replied();
           return;
         }
-        auto& io = g2->io[static_cast<std::size_t>(a)];
+        auto& io = g2->rec.io(a);
         io.job = next_id++;
-        msg::exec_request req{io.job, g2->start.task, opts.backend, io.executable, *ref, false};
-        meter->enter(stage::execute);
-        self->request(exec, opts.exec_timeout, msg::exec_atom_v, std::move(req))
-          .then(
-            [this, gid, a](msg::exec_reply& r) {
-              meter->leave(stage::execute);
-              if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
-                g3->io[static_cast<std::size_t>(a)].job = 0;
-                judge_turn(gid, a, r.v);
-              }
-              barrier->replied();
-            },
-            [this, gid, a](caf::error& e) {
-              meter->leave(stage::execute);
-              if (awaiting(gid, a, attempt_phase::executing))
-                drop(gid, a, "execute job failed: " + render(e));
-              barrier->replied();
-            });
+        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.executable, *ref, false};
+        metered<msg::exec_reply>(stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
+                [this, gid, a](msg::exec_reply& r) {
+                  if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
+                    g3->rec.io(a).job = 0;
+                    judge_turn(gid, a, r.v);
+                  }
+                },
+                [this, gid, a](const std::string& why) {
+                  if (awaiting(gid, a, attempt_phase::executing))
+                    drop(gid, a, "execute job failed: " + why);
+                });
       });
     });
   }
@@ -352,21 +323,11 @@ struct gk_state {
   }
 
   // --- verdicts ---
-  void record(group_state& g, int a, const env::verdict& v) {
-    auto& rec = g.io[static_cast<std::size_t>(a)].turns.back();
-    rec.judged = true;
-    rec.status = v.st;
-    rec.reason = v.reason;
-    rec.timed = v.timed;
-    rec.speedup = v.speedup;
-    rec.t_verdict = since(g);
-  }
-
   void judge_turn(std::uint64_t gid, int a, const env::verdict& v) {
     auto* g = find(gid);
     if (!g)
       return;
-    record(*g, a, v);
+    g->rec.judged(a, v);
     algo::turn_judgement j;
     j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
                 : v.st == env::status::correct ? algo::turn_verdict::correct
@@ -379,38 +340,21 @@ struct gk_state {
 
   // A straggler of a pruned group: its queued or running job is cancelled in its pool at once.
   void cancel(group_state& g, int a, attempt_phase where) {
-    auto& io = g.io[static_cast<std::size_t>(a)];
+    auto& io = g.rec.io(a);
     if (io.job != 0) {
       if (where == attempt_phase::compiling)
         self->send(comp, msg::cancel_atom_v, io.job);
       else if (where == attempt_phase::executing)
         self->send(exec, msg::cancel_atom_v, io.job);
     }
-    ++g.counts.cancelled;
+    ++g.rec.counts().cancelled;
   }
 
   void finish(std::uint64_t gid) {
     auto it = groups.find(gid);
     if (it == groups.end())
       return;
-    auto& g = it->second;
-    msg::group_result res = std::move(g.counts);
-    res.group_id = gid;
-    res.task = g.start.task;
-    res.epoch = g.start.epoch;
-    res.index = g.start.index;
-    res.dcp = g.r.decision();
-    res.activated = g.r.activated();
-    res.seconds = since(g);
-    const auto& atts = g.r.attempts();
-    for (std::size_t a = 0; a < atts.size(); ++a) {
-      msg::trajectory_record tr;
-      tr.solved_turn = atts[a].solved_turn;
-      tr.end = atts[a].end;
-      tr.end_reason = atts[a].end_reason;
-      tr.turns = std::move(g.io[a].turns);
-      res.trajectories.push_back(std::move(tr));
-    }
+    auto res = it->second.rec.finish(it->second.r);
     groups.erase(it);
     self->send(judge, msg::finished_atom_v, std::move(res));
   }

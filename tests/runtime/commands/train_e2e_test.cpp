@@ -71,8 +71,9 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
   std::multiset<std::string> tasks;
   for (std::size_t i = 0; i < m.size(); ++i) {
     for (auto key : {"step", "acc_at_1", "acc_at_2", "acc_at_3", "turns_per_pass",
-                     "activated_groups", "compiles", "cache_hits", "cancelled", "step_seconds",
-                     "loss", "kl", "policy_version"})
+                     "activated_groups", "recovery", "compiles", "cache_hits", "cancelled",
+                     "dropped", "unsupported", "step_seconds", "outcome", "loss", "kl",
+                     "policy_version"})
       EXPECT_TRUE(m[i].contains(key)) << key;
     EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1));
     EXPECT_EQ(m[i]["policy_version"].get<int>(), static_cast<int>(i + 1));
@@ -81,6 +82,25 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
       tasks.insert(t.get<std::string>());
     // Every group of G = 2 sampled at least its two turn-1 attempts.
     EXPECT_GE(m[i]["attempts"].get<int>(), 4);
+  }
+  // groups.jsonl: one line per finished group (B = 2 per step), each with all G = 2 attempts,
+  // its DCP decision, and per attempt its turns, end, reward and advantages.
+  auto groups = read_metrics(out + "/groups.jsonl");
+  ASSERT_EQ(groups.size(), 4u);
+  for (auto& g : groups) {
+    for (auto key : {"step", "group", "task", "epoch", "index", "dcp", "activated", "attempts"})
+      EXPECT_TRUE(g.contains(key)) << key;
+    ASSERT_EQ(g["attempts"].size(), 2u);
+    double sum = 0;
+    for (auto& a : g["attempts"]) {
+      for (auto key : {"end", "solved_turn", "dropped", "cancelled", "unsupported", "reward",
+                       "advantages", "turns"})
+        EXPECT_TRUE(a.contains(key)) << key;
+      EXPECT_EQ(a["advantages"].size(), a["turns"].size());
+      EXPECT_FALSE(a["turns"].empty());
+      sum += a["reward"].get<double>();
+    }
+    EXPECT_NEAR(sum, 0.0, 1e-9) << g.dump();
   }
   // Samples went through the real compiler (built, or found in the build cache).
   int built = 0;
