@@ -21,12 +21,12 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
   comparison c;
   auto want = outputs_bytes(task, trials);
   if (ref.size() != want) {
-    c.error = "reference outputs have " + std::to_string(ref.size()) + " bytes, expected "
+    c.malformed = "reference outputs have " + std::to_string(ref.size()) + " bytes, expected "
               + std::to_string(want);
     return c;
   }
   if (cand.size() != want) {
-    c.error = "candidate outputs have " + std::to_string(cand.size()) + " bytes, expected "
+    c.malformed = "candidate outputs have " + std::to_string(cand.size()) + " bytes, expected "
               + std::to_string(want);
     return c;
   }

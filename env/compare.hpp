@@ -5,13 +5,14 @@
 #include "env/task.hpp"
 
 #include <string>
+#include <optional>
 #include <string_view>
 
 namespace leap::env {
 
 struct comparison {
   bool ok = false;
-  std::string error;          // malformed/short output files
+  std::optional<std::string> malformed; // the output files are malformed or short: why
   double max_abs = 0, max_rel = 0;
   long long first_index = -1; // in the first failing output
   std::string output;         // its name

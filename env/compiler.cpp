@@ -48,7 +48,7 @@ struct step {
   std::string stage;
   build_status fail_status;
   std::vector<std::string> argv;          // a child process, or
-  std::function<std::string()> in_process; // an in-process step returning an error text
+  std::function<result<void>()> in_process; // an in-process step
 };
 
 } // namespace
@@ -162,12 +162,20 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
     // nvcc's front end checks host and device code: the truth for compile_error.
     h->steps.push_back(nvcc_step("-cubin", "solution.cubin"));
     std::string display = h->display_name, d = h->dir;
-    h->steps.push_back({"rewrite", build_status::emulation_unsupported, {}, [display, d, src = h->req.source] {
+    // The rewrite fails on code the emulation cannot run (not the candidate's fault); writing its
+    // output fails only inside leap.
+    auto rewritten = std::make_shared<std::string>();
+    h->steps.push_back({"rewrite", build_status::emulation_unsupported, {},
+                        [display, rewritten, src = h->req.source]() -> result<void> {
                           auto rw = leap::emu::rewrite_cuda_source(src, display);
                           if (!rw.ok)
-                            return "the CPU emulation cannot run this code: " + rw.error;
-                          auto w = write_file_atomic(d + "/solution_emu.cpp", rw.code);
-                          return w ? std::string() : w.message();
+                            return make_error("the CPU emulation cannot run this code: " + rw.error);
+                          *rewritten = std::move(rw.code);
+                          return {};
+                        }});
+    h->steps.push_back({"rewrite", build_status::internal_error, {},
+                        [d, rewritten]() -> result<void> {
+                          return write_file_atomic(d + "/solution_emu.cpp", *rewritten);
                         }});
     step gxx{"g++", build_status::emulation_unsupported,
              {tc_.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection"}, {}};
@@ -260,12 +268,12 @@ void compiler::next_step(const handle& h) {
   step& s = h->steps[h->next++];
   if (s.in_process) {
     lk.unlock();
-    auto err = s.in_process();
-    if (!err.empty()) {
+    auto done = s.in_process();
+    if (!done) {
       build_result r;
       r.st = s.fail_status;
       r.stage = s.stage;
-      r.diagnostics = err;
+      r.diagnostics = done.message();
       r.key = h->key;
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
       finish(h, std::move(r));

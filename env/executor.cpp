@@ -353,10 +353,10 @@ void executor::conclude(const handle& h) {
     v.trials_passed = c.trials_passed;
     v.max_abs_error = c.max_abs;
     v.max_rel_error = c.max_rel;
-    if (!c.error.empty()) {
+    if (c.malformed) {
       v.st = status::runtime_error;
       v.reason = "outputs";
-      v.diagnostics = c.error;
+      v.diagnostics = *c.malformed;
     } else if (!c.ok) {
       v.st = status::wrong_answer;
       v.reason = "mismatch";

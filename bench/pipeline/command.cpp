@@ -180,9 +180,9 @@ int run_sweep(const scenario& base, const bench_args& args, const std::string& o
       label += k + "=" + num(v) + " ";
     std::fprintf(stderr, "sweep point %s\n", label.c_str());
     auto run = run_mode(sc, bench_mode::async, out_dir, false);
-    if (!run || !run->error.empty()) {
+    if (!run || run->failure) {
       std::cerr << "leap: sweep point " << label << "failed: "
-                << (run ? run->error : run.message()) << "\n";
+                << (run ? *run->failure : run.message()) << "\n";
       return 1;
     }
     p.async = figures_of(*run);
@@ -262,8 +262,8 @@ int cmd_bench(const bench_args& args) {
       std::cerr << "leap: bench " << to_string(mode) << ": " << r.message() << "\n";
       return 1;
     }
-    if (!r->error.empty()) {
-      std::cerr << "leap: bench " << to_string(mode) << " did not complete: " << r->error << "\n";
+    if (r->failure) {
+      std::cerr << "leap: bench " << to_string(mode) << " did not complete: " << *r->failure << "\n";
       return 1;
     }
     cmp.modes.push_back(figures_of(*r));

@@ -6,6 +6,7 @@
 #include "bench/pipeline/job_trace.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct mode_run {
   std::vector<step_point> steps;
   std::vector<pool_run> pools;  // generate, compile, execute
   std::vector<std::pair<double, double>> learner; // update intervals
-  std::string error;            // non-empty: the run did not complete
+  std::optional<std::string> failure; // why the run did not complete (absent: it did)
 };
 
 struct stage_figures {

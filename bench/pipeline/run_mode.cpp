@@ -258,7 +258,7 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
   }
   engine.reset();
   if (end.end != actors::run_end::how::completed)
-    run.error = end.end == actors::run_end::how::failed ? end.error : "interrupted";
+    run.failure = end.end == actors::run_end::how::failed ? end.error : "interrupted";
   run.wall_seconds = run.steps.empty() ? 0.0 : run.steps.back().t;
   auto to_scenario = [&](const job_trace& t, const std::string& stage) {
     pool_run p;

@@ -109,8 +109,8 @@ std::vector<verify_row> verify_tasks(services& svc, evaluator& ev,
           auto c = env::compare_outputs(task, svc.cfg.executor.trials, *ref_out, *want);
           row.max_abs_vs_oracle = c.max_abs;
           row.max_rel_vs_oracle = c.max_rel;
-          if (!c.error.empty())
-            row.problem = c.error;
+          if (c.malformed)
+            row.problem = *c.malformed;
           else if (!c.ok)
             row.problem = "reference disagrees with LibTorch on output " + c.output + " at index "
                           + std::to_string(c.first_index) + " (torch " + std::to_string(c.expected)

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace leap::runtime {
@@ -69,7 +70,7 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
 
   struct pending {
     msg::compile_reply ref, cand;
-    std::string error;
+    std::optional<std::string> failure; // why leap could not evaluate it
   };
   std::vector<pending> p(items.size());
   // 1. Compile references and candidates; the pool overlaps them up to its size.
@@ -78,7 +79,7 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
   std::vector<handle_t> handles;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!svc.tasks->count(items[i].task)) {
-      p[i].error = "unknown task '" + items[i].task + "'";
+      p[i].failure = "unknown task '" + items[i].task + "'";
       continue;
     }
     const auto& task = svc.tasks->at(items[i].task);
@@ -100,16 +101,16 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
           p[i].cand = p[i].ref;
       },
       [&, i = i](caf::error& e) {
-        if (p[i].error.empty())
-          p[i].error = "compiler pool: " + render(e, I.sys);
+        if (!p[i].failure)
+          p[i].failure = "compiler pool: " + render(e, I.sys);
       });
   }
   // 2. Build verdicts for what did not compile; run the rest.
   using exec_handle_t = decltype(self->request(I.executors, et, msg::exec_atom_v, msg::exec_request{}));
   std::vector<std::pair<std::size_t, exec_handle_t>> runs;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (!p[i].error.empty()) {
-      out[i] = make_error(p[i].error);
+    if (p[i].failure) {
+      out[i] = make_error(*p[i].failure);
       continue;
     }
     const auto& task = svc.tasks->at(items[i].task);
