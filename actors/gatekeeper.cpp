@@ -153,18 +153,20 @@ struct gk_state {
     req.max_new_tokens = std::max<int>(
       1, std::min<int>(opts.max_new_tokens, opts.max_seq_len - static_cast<int>(longest)));
     req.seed = opts.seed * 0x9E3779B97F4A7C15ull + gid * 1000003ull
-               + static_cast<std::uint64_t>(act.turn) * 7919ull + static_cast<std::uint64_t>(idxs[0]);
+               + static_cast<std::uint64_t>(act.turn) * 7919ull
+               + static_cast<std::uint64_t>(idxs[0]);
     req.prompts = std::move(prompts);
     barrier->submit(stage::generate, [this, gid, idxs, req = std::move(req)]() mutable {
       if (!find(gid))
         return;
       barrier->sent();
-      metered<msg::generate_reply>(stage::generate, gen, opts.generate_timeout, msg::generate_atom_v, std::move(req),
-              [this, gid, idxs](msg::generate_reply& rep) { on_generated(gid, idxs, rep); },
-              [this, gid, idxs](const std::string& why) {
-                for (int a : idxs)
-                  drop(gid, a, "generation failed: " + why);
-              });
+      metered<msg::generate_reply>(
+        stage::generate, gen, opts.generate_timeout, msg::generate_atom_v, std::move(req),
+        [this, gid, idxs](msg::generate_reply& rep) { on_generated(gid, idxs, rep); },
+        [this, gid, idxs](const std::string& why) {
+          for (int a : idxs)
+            drop(gid, a, "generation failed: " + why);
+        });
     });
   }
 
@@ -230,14 +232,16 @@ struct gk_state {
         ++g->rec.counts().compiles_later_turns;
       auto job = next_id++;
       g->rec.io(a).job = job;
-      msg::compile_request req{job, g->rec.start().task, at.turns.back().code, opts.backend, false};
+      msg::compile_request req{job, g->rec.start().task, at.turns.back().code, opts.backend,
+                               false};
       barrier->sent();
-      metered<msg::compile_reply>(stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
-              [this, gid, a](msg::compile_reply& r) { on_compiled(gid, a, r); },
-              [this, gid, a](const std::string& why) {
-                if (awaiting(gid, a, attempt_phase::compiling))
-                  drop(gid, a, "compile job failed: " + why);
-              });
+      metered<msg::compile_reply>(
+        stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
+        [this, gid, a](msg::compile_reply& r) { on_compiled(gid, a, r); },
+        [this, gid, a](const std::string& why) {
+          if (awaiting(gid, a, attempt_phase::compiling))
+            drop(gid, a, "compile job failed: " + why);
+        });
     });
   }
 
@@ -285,18 +289,20 @@ struct gk_state {
         }
         auto& io = g2->rec.io(a);
         io.job = next_id++;
-        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.executable, *ref, false};
-        metered<msg::exec_reply>(stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
-                [this, gid, a](msg::exec_reply& r) {
-                  if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
-                    g3->rec.io(a).job = 0;
-                    judge_turn(gid, a, r.v);
-                  }
-                },
-                [this, gid, a](const std::string& why) {
-                  if (awaiting(gid, a, attempt_phase::executing))
-                    drop(gid, a, "execute job failed: " + why);
-                });
+        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.executable, *ref,
+                              false};
+        metered<msg::exec_reply>(
+          stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
+          [this, gid, a](msg::exec_reply& r) {
+            if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
+              g3->rec.io(a).job = 0;
+              judge_turn(gid, a, r.v);
+            }
+          },
+          [this, gid, a](const std::string& why) {
+            if (awaiting(gid, a, attempt_phase::executing))
+              drop(gid, a, "execute job failed: " + why);
+          });
       });
     });
   }

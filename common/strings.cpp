@@ -69,9 +69,11 @@ std::string shell_quote(std::string_view arg) {
   return out + "'";
 }
 
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s);
+std::string format_seconds(double s) { return format_fixed(s, 3); }
+
+std::string format_fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 

@@ -18,5 +18,7 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 std::string shell_quote(std::string_view arg);
 // Formats seconds with 3 significant decimals ("0.412").
 std::string format_seconds(double s);
+// Formats a number with a fixed count of decimals: format_fixed(0.4123, 2) == "0.41".
+std::string format_fixed(double v, int decimals);
 
 } // namespace leap

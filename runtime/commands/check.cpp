@@ -1,6 +1,7 @@
 // `leap check`: one candidate (or a task's reference) through the environment's pools; prints
 // the verdict, or one JSON object with --json.
 #include "common/fs.hpp"
+#include "common/strings.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -11,12 +12,6 @@
 namespace leap::runtime {
 
 namespace {
-
-std::string fmt(double v, int prec) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-  return buf;
-}
 
 int run_check(const command_context& ctx) {
   auto& svc = *ctx.svc;
@@ -58,10 +53,11 @@ int run_check(const command_context& ctx) {
   std::printf("backend:  %s (%s)\n", env::to_string(v.backend), svc.backend_reason.c_str());
   std::printf("status:   %s%s\n", env::to_string(v.st),
               v.reason.empty() ? "" : (" (" + v.reason + ")").c_str());
-  std::printf("compile:  %s s%s\n", fmt(v.compile_seconds, 2).c_str(),
+  std::printf("compile:  %s s%s\n", format_fixed(v.compile_seconds, 2).c_str(),
               v.cached ? " (cache hit)" : "");
   std::printf("run:      %s s, %d/%d trials passed, max abs error %.3g\n",
-              fmt(v.run_seconds, 2).c_str(), v.trials_passed, v.trials_run, v.max_abs_error);
+              format_fixed(v.run_seconds, 2).c_str(), v.trials_passed, v.trials_run,
+              v.max_abs_error);
   if (v.timed)
     std::printf("time:     %.4f ms vs reference %.4f ms, speedup %.2fx\n", v.candidate_ms,
                 v.reference_ms, v.speedup);

@@ -1,6 +1,7 @@
 // `leap tasks list` and `leap tasks verify`: the task suite, and the check that every reference
 // builds, runs and agrees with its LibTorch oracle (runtime/commands/verify.hpp).
 #include "leap/build_info.hpp"
+#include "common/strings.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/commands/verify.hpp"
 #include "runtime/pipeline/evaluator.hpp"
@@ -15,12 +16,6 @@
 namespace leap::runtime {
 
 namespace {
-
-std::string fmt(double v, int prec) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-  return buf;
-}
 
 int run_list(const command_context& ctx) {
   const auto& cfg = *ctx.cfg;
@@ -82,9 +77,10 @@ int run_verify(const command_context& ctx) {
       continue;
     }
     std::printf("%-18s %-5d %-6s %-10s %-9s %-12.3g %s\n", r.task.c_str(), r.level,
-                r.ok ? "ok" : "FAIL", r.cached ? "cached" : fmt(r.compile_seconds, 2).c_str(),
-                fmt(r.run_seconds, 2).c_str(), r.max_abs_vs_oracle,
-                r.timed ? fmt(r.reference_ms, 4).c_str() : "");
+                r.ok ? "ok" : "FAIL",
+                r.cached ? "cached" : format_fixed(r.compile_seconds, 2).c_str(),
+                format_fixed(r.run_seconds, 2).c_str(), r.max_abs_vs_oracle,
+                r.timed ? format_fixed(r.reference_ms, 4).c_str() : "");
     if (!r.ok)
       std::printf("    %s\n", r.problem.c_str());
   }

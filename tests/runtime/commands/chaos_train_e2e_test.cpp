@@ -6,6 +6,7 @@
 // kills never enter the build cache; no process is left behind.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/process_killer.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 
@@ -28,20 +29,7 @@ extern char** environ;
 namespace fs = std::filesystem;
 using namespace leap;
 
-namespace {
-
-std::vector<nlohmann::json> read_jsonl(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  auto text = read_file(path);
-  if (!text)
-    return out;
-  for (auto& line : split_lines(*text))
-    if (!trim(line).empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
-} // namespace
+using test::read_jsonl;
 
 TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) {
   auto warm = test::warm_start();

@@ -4,6 +4,7 @@
 // checkpoint; and that a run killed with SIGKILL resumes losing at most one step, with no task
 // trained on twice within an epoch.
 #include "common/fs.hpp"
+#include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 #include "common/strings.hpp"
 #include "runtime/commands/pretrain.hpp"
@@ -36,16 +37,7 @@ using namespace leap::test;
 
 namespace {
 
-std::vector<nlohmann::json> read_metrics(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  auto text = read_file(path);
-  if (!text)
-    return out;
-  for (auto& line : split_lines(*text))
-    if (!trim(line).empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+std::vector<nlohmann::json> read_metrics(const std::string& path) { return test::read_jsonl(path); }
 
 nlohmann::json trainer_state(const std::string& ck) {
   auto text = read_file(ck + "/trainer_state.json");
