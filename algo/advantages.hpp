@@ -1,7 +1,8 @@
-// Advantage estimators over one finished group, selectable in TOML (DESIGN.md): `rank` (LEAP's
-// tournament), `grpo` (scalar reward, group mean/std), `drgrpo` (mean-centred only), `trloo`
-// (Dr. Kernel: reward-to-go with a leave-one-out baseline per prompt and turn), `discounted`
-// (Kevin: each turn's reward plus gamma-discounted later rewards, normalised over the group).
+// Advantage estimators over one finished group's ranked attempts, selectable in TOML
+// (docs/design.md "The reward"): `rank` (LEAP's tournament), `grpo` (scalar reward, group
+// mean/std), `drgrpo` (mean-centred only), `trloo` (Dr. Kernel: reward-to-go with a
+// leave-one-out baseline per prompt and turn), `discounted` (Kevin: each turn's reward plus
+// gamma-discounted later rewards, normalised over the group).
 // The result holds one advantage per trajectory and turn, applied to every completion token
 // of that turn. Pure functions, no I/O; any thread.
 #pragma once

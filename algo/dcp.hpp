@@ -1,7 +1,8 @@
-// Difficulty-Conditioned Pruning (DESIGN.md): after turn 1 of a GRPO group, count its failures
-// N_fail; expand the failed attempts to the next turn only when T_min <= N_fail <= T_max, else
-// prune the group (too easy, or hopeless). The decision is taken as soon as the verdicts already
-// in make it certain, so expansion can start before the group's stragglers finish.
+// Difficulty-Conditioned Pruning (docs/design.md "Difficulty-Conditioned Pruning"): after
+// turn 1 of a GRPO group, count its failures N_fail; expand the failed attempts to the next turn
+// only when T_min <= N_fail <= T_max, else prune the group (too easy, or hopeless). The
+// decision is taken as soon as the verdicts already in make it certain, so expansion can start
+// before the group's stragglers finish.
 // Pure functions, no I/O; any thread.
 #pragma once
 

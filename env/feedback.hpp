@@ -1,4 +1,4 @@
-// The normalised feedback text a model reads on its next turn (DESIGN.md "Multi-turn
+// The normalised feedback text a model reads on its next turn (docs/design.md "Multi-turn
 // feedback"), and the cleaning of raw compiler output into it. Pure, thread-safe.
 #pragma once
 

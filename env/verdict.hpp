@@ -1,4 +1,4 @@
-// The verdict of one attempt (DESIGN.md "Verdict"): status, error measures, diagnostics,
+// The verdict of one attempt (docs/design.md "Verdict"): status, error measures, diagnostics,
 // timing, costs and the normalised feedback text the model sees on its next turn.
 // Plain value type, serialisable by messages/ (inspect) and printable as JSON.
 #pragma once
@@ -14,7 +14,7 @@ enum class status : std::uint8_t { correct = 0, wrong_answer, runtime_error, tim
 
 const char* to_string(status s);
 bool parse_status(const std::string& text, status& out);
-// compile_error, runtime_error, timeout and rejected are catastrophic (DESIGN.md).
+// compile_error, runtime_error, timeout and rejected are catastrophic (docs/design.md "Verdict").
 inline bool catastrophic(status s) {
   return s == status::compile_error || s == status::runtime_error || s == status::timeout
          || s == status::rejected;

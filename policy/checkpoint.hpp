@@ -7,8 +7,8 @@
 //   trainer_state.json     {"step", "policy_version", "extra": {...}}
 // Saving writes a sibling temp directory and renames it into place, so a reader never sees a
 // half-written checkpoint. Loading validates names and shapes against the model and lists every
-// mismatch. Called by the trainer/learner (save) and at boot (load); do not save from one thread
-// while another updates the same model or optimizer.
+// mismatch. Called by the learner (save) and by the commands that start from a checkpoint
+// (load); do not save from one thread while another updates the same model or optimizer.
 #pragma once
 
 #include "common/result.hpp"

@@ -1,4 +1,4 @@
-// The GRPO learner's loss (DESIGN.md "Learner"): token-level clipped surrogate with separate
+// The GRPO learner's loss (docs/design.md "Learner"): token-level clipped surrogate with separate
 // low/high clip ranges (clip-higher), optional k3 KL penalty to a frozen reference policy, and
 // token-mean or Dr.GRPO (constant-normaliser) aggregation. Called by the learner only, on its
 // own thread. Tensors: per completion token, padded rows marked by `mask`.
