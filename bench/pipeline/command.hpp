@@ -1,8 +1,10 @@
 // `leap bench --config configs/bench/<scenario>.toml [--json] [--out DIR] [--sweep AXIS=v1,v2 ...]`:
-// runs a scenario's async, sync and DCP-off modes side by side (same steps, seeds and draws),
-// prints the comparison table, writes CSV and one SVG timeline per mode, and with --json ends
-// stdout with one JSON object. With --sweep it runs the async mode over the cartesian product of
-// the axes and prints where the bottleneck moves. Main thread; no CAF in this header.
+// runs a scenario's async, sync, DCP-off and other-turn-1-straggler-policy modes side by side
+// (same steps, seeds and draws; bench/pipeline/run_mode.hpp), prints the comparison table,
+// writes CSV and one SVG timeline per mode, and with --json ends stdout with one JSON object.
+// With --sweep it runs the async mode over the cartesian product of the axes and prints where
+// the bottleneck moves. The verb registers itself in the command table (command.cpp). Main
+// thread; no CAF in this header.
 #pragma once
 
 #include <string>
