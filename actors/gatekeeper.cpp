@@ -82,15 +82,15 @@ struct gk_state {
 
   // Carries out the rollout's actions in order; events they cause append more.
   void perform(std::uint64_t gid, std::vector<rollout_action> acts) {
-    std::deque<rollout_action> todo(acts.begin(), acts.end());
-    while (!todo.empty()) {
+    std::deque<rollout_action> queue(acts.begin(), acts.end());
+    while (!queue.empty()) {
       auto* g = find(gid);
       if (!g)
         return;
-      auto act = std::move(todo.front());
-      todo.pop_front();
+      auto act = std::move(queue.front());
+      queue.pop_front();
       switch (act.what) {
-        case rollout_action::kind::generate: generate(gid, *g, act, todo); break;
+        case rollout_action::kind::generate: generate(gid, *g, act, queue); break;
         case rollout_action::kind::compile: compile(gid, act.attempts.at(0)); break;
         case rollout_action::kind::execute: execute(gid, act.attempts.at(0)); break;
         case rollout_action::kind::cancel: cancel(*g, act.attempts.at(0), act.stage); break;
@@ -109,26 +109,27 @@ struct gk_state {
   }
 
   // --- generation ---
+  // `queue`: perform()'s actions still to carry out; an attempt without room for its prompt
+  // ends here, and what that causes joins the queue.
   void generate(std::uint64_t gid, group_state& g, const rollout_action& act,
-                std::deque<rollout_action>& todo) {
+                std::deque<rollout_action>& queue) {
     std::vector<int> idxs;
     std::vector<std::vector<int>> prompts;
     auto no_room = [&](int a) {
       auto more = g.r.no_room(a);
-      todo.insert(todo.end(), more.begin(), more.end());
+      queue.insert(queue.end(), more.begin(), more.end());
     };
     const bool first = act.turn == 1;
     for (int a : act.attempts) {
-      const auto& at = g.r.attempt(a);
-      std::vector<std::string> codes, feedbacks;
-      for (const auto& t : at.turns) {
-        codes.push_back(t.code);
-        feedbacks.push_back(t.feedback);
-      }
       if (first && !prompts.empty()) { // turn 1: one prompt for the whole group
         g.rec.io(a).prompt = prompts.front();
         idxs.push_back(a);
         continue;
+      }
+      std::vector<std::string> codes, feedbacks;
+      for (const auto& t : g.r.attempt(a).turns) {
+        codes.push_back(t.code);
+        feedbacks.push_back(t.feedback);
       }
       auto p = opts.codec.encode(g.rec.start().task, codes, feedbacks);
       if (static_cast<int>(p.size()) + 16 > opts.max_seq_len) {

@@ -6,6 +6,15 @@ bool is_ranked(const msg::trajectory_record& t) {
   return algo::is_ranked(t.end) && !t.turns.empty();
 }
 
+algo::group_record record_of(const msg::group_result& g) {
+  algo::group_record rec;
+  rec.activated = g.activated;
+  for (const auto& tr : g.trajectories)
+    if (is_ranked(tr))
+      rec.solved_turn.push_back(tr.solved_turn);
+  return rec;
+}
+
 msg::scored_group score_group(msg::group_result g, const algo::estimator_config& cfg) {
   std::vector<algo::trajectory> ranked;
   std::vector<std::size_t> where; // ranked index -> trajectory index

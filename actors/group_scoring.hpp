@@ -7,12 +7,17 @@
 #pragma once
 
 #include "algo/advantages.hpp"
+#include "algo/metrics.hpp"
 #include "messages/train_messages.hpp"
 
 namespace leap::actors {
 
 // Is this trajectory part of the ranking (and of the learner's batch)?
 bool is_ranked(const msg::trajectory_record& t);
+
+// The group as the paper's metrics count it (algo/metrics.hpp): the solving turn of each ranked
+// attempt, and whether DCP activated the group.
+algo::group_record record_of(const msg::group_result& g);
 
 // rewards[i]: the rank estimator's tournament reward, or the baselines' scalar trajectory
 // reward; advantages[i][k]: trajectory i, turn k.

@@ -40,9 +40,9 @@ void stage_barrier::drain() {
       auto& q = queued_[static_cast<std::size_t>(s)];
       if (q.empty())
         continue;
-      auto todo = std::move(q);
+      auto work = std::move(q);
       q.clear();
-      for (auto& w : todo)
+      for (auto& w : work)
         w();
       ran = true;
       break;

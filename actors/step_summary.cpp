@@ -37,17 +37,11 @@ msg::step_report summarize_step(const std::vector<msg::scored_group>& groups,
   std::vector<algo::group_record> records;
   for (const auto& sg : groups) {
     const auto& g = sg.group;
-    algo::group_record rec;
-    rec.activated = g.activated;
     for (const auto& tr : g.trajectories) {
-      if (is_ranked(tr))
-        rec.solved_turn.push_back(tr.solved_turn);
-      else if (tr.end == algo::attempt_end::dropped)
-        ++rep.dropped;
-      else if (tr.end == algo::attempt_end::unsupported)
-        ++rep.unsupported;
+      rep.dropped += tr.end == algo::attempt_end::dropped;
+      rep.unsupported += tr.end == algo::attempt_end::unsupported;
     }
-    records.push_back(std::move(rec));
+    records.push_back(record_of(g));
     ++rep.groups;
     rep.attempts += g.attempts;
     rep.compiles += g.compiles;

@@ -158,7 +158,7 @@ std::vector<rollout_action> rollout::judged(int a, const turn_judgement& j) {
   const int turn = static_cast<int>(at->turns.size());
   switch (j.verdict) {
     case turn_verdict::unsupported:
-      end(*at, attempt_end::unsupported, out);
+      end(*at, attempt_end::unsupported);
       if (turn == 1) {
         ++lost1_;
         after_turn1(out);
@@ -166,7 +166,7 @@ std::vector<rollout_action> rollout::judged(int a, const turn_judgement& j) {
       break;
     case turn_verdict::correct:
       at->solved_turn = turn;
-      end(*at, attempt_end::solved, out);
+      end(*at, attempt_end::solved);
       if (turn == 1) {
         ++passed1_;
         after_turn1(out);
@@ -174,7 +174,7 @@ std::vector<rollout_action> rollout::judged(int a, const turn_judgement& j) {
       break;
     case turn_verdict::failed:
       if (turn >= cfg_.max_turns) {
-        end(*at, attempt_end::out_of_turns, out);
+        end(*at, attempt_end::out_of_turns);
         if (turn == 1) {
           ++failed1_;
           after_turn1(out);
@@ -187,7 +187,7 @@ std::vector<rollout_action> rollout::judged(int a, const turn_judgement& j) {
           at->phase = attempt_phase::waiting_dcp;
           after_turn1(out); // may expand it (and the others waiting) right away
         } else {
-          end(*at, attempt_end::not_expanded, out);
+          end(*at, attempt_end::not_expanded);
         }
       } else {
         next_turn({a}, out);
@@ -203,7 +203,7 @@ std::vector<rollout_action> rollout::no_room(int a) {
   auto* at = live(a, attempt_phase::generating);
   if (!at)
     return out;
-  end(*at, attempt_end::no_room, out);
+  end(*at, attempt_end::no_room);
   if (at->turns.empty()) {
     // Not even turn 1 fits: an unsolved attempt, and a failure for DCP.
     ++failed1_;
@@ -222,7 +222,7 @@ std::vector<rollout_action> rollout::dropped(int a, std::string reason) {
     return out;
   const bool turn1_pending = at->turns.empty() || !at->turns.front().judged;
   at->end_reason = std::move(reason);
-  end(*at, attempt_end::dropped, out);
+  end(*at, attempt_end::dropped);
   if (turn1_pending) {
     ++lost1_;
     after_turn1(out);
@@ -241,7 +241,7 @@ std::vector<rollout_action> rollout::cancelled(int a) {
   if (!at)
     return out;
   const bool turn1_pending = at->turns.empty() || !at->turns.front().judged;
-  end(*at, attempt_end::cancelled, out);
+  end(*at, attempt_end::cancelled);
   if (turn1_pending) {
     ++lost1_;
     after_turn1(out);
@@ -250,7 +250,7 @@ std::vector<rollout_action> rollout::cancelled(int a) {
   return out;
 }
 
-void rollout::end(rollout_attempt& at, attempt_end why, std::vector<rollout_action>&) {
+void rollout::end(rollout_attempt& at, attempt_end why) {
   at.end = why;
   at.phase = attempt_phase::ended;
 }
@@ -280,13 +280,13 @@ void rollout::apply(dcp_decision d, std::vector<rollout_action>& out) {
       if (d == dcp_decision::expand)
         waiting.push_back(a);
       else
-        end(at, attempt_end::not_expanded, out);
+        end(at, attempt_end::not_expanded);
     } else if (d != dcp_decision::expand && cfg_.cancel_pruned_turn1 && at.turns.size() <= 1) {
       // A turn-1 straggler of a pruned group: its queued or running job is cancelled at once.
       if (at.phase == attempt_phase::compiling || at.phase == attempt_phase::executing)
         out.push_back({rollout_action::kind::cancel, {a}, static_cast<int>(at.turns.size()),
                        at.phase});
-      end(at, attempt_end::cancelled, out);
+      end(at, attempt_end::cancelled);
     }
   }
   if (!waiting.empty())

@@ -143,7 +143,7 @@ public:
 private:
   rollout_attempt* live(int a, attempt_phase expected);
   rollout_attempt* live_in_job(int a);
-  void end(rollout_attempt& at, attempt_end why, std::vector<rollout_action>& out);
+  static void end(rollout_attempt& at, attempt_end why);
   void after_turn1(std::vector<rollout_action>& out);
   void apply(dcp_decision d, std::vector<rollout_action>& out);
   void next_turn(const std::vector<int>& idxs, std::vector<rollout_action>& out);

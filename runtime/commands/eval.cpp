@@ -110,15 +110,11 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   std::vector<algo::group_record> records;
   for (const auto& g : out.groups) {
     auto& r = sum.per_task[g.task];
-    algo::group_record rec;
-    rec.activated = T > 1;
     sum.samples += g.attempts;
     for (const auto& tr : g.trajectories) {
       const bool ranked = actors::is_ranked(tr);
       r.solved_turn.push_back(ranked ? tr.solved_turn : 0);
       r.ranked.push_back(ranked);
-      if (ranked)
-        rec.solved_turn.push_back(tr.solved_turn);
       sum.dropped += tr.end == algo::attempt_end::dropped;
       sum.unsupported += tr.end == algo::attempt_end::unsupported;
       for (std::size_t k = 0; k < tr.turns.size(); ++k) {
@@ -129,7 +125,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
           r.turn1_status[t.judged ? env::to_string(t.status) : "no_verdict"]++;
       }
     }
-    records.push_back(std::move(rec));
+    records.push_back(actors::record_of(g));
   }
   sum.pass_at_1 = algo::acc_at_k(records, 1);
   for (int k = 1; k <= std::max(T, 3); ++k)

@@ -302,6 +302,24 @@ TEST(Rollout, DcpOffExpandsTheFirstFailure) {
   EXPECT_EQ(r.decision(), group_decision::expand);
 }
 
+// A job cancelled by someone other than the rollout (a pool shutting down): the attempt ends
+// cancelled, out of the ranking; on turn 1 it is lost to DCP like a drop.
+TEST(Rollout, CancelledFromOutsideEndsTheAttemptAndCountsAsLost) {
+  rollout r(cfg(2, 3)); // t_min = ceil(0.5 * n)
+  r.start();
+  sample_and_build(r, 0);
+  sample_and_build(r, 1);
+  EXPECT_TRUE(r.judged(0, pass()).empty()); // n = 2, t_min 1: N_fail in [0, 1], undecided
+  auto acts = r.cancelled(1);
+  ASSERT_EQ(acts.size(), 1u);
+  EXPECT_EQ(acts[0].what, kind::finished);
+  EXPECT_EQ(r.attempt(1).end, attempt_end::cancelled);
+  EXPECT_FALSE(is_ranked(r.attempt(1).end));
+  EXPECT_EQ(r.turn1_lost(), 1);
+  EXPECT_EQ(r.decision(), group_decision::prune_easy); // n = 1, t_min 1, N_fail 0
+  EXPECT_TRUE(r.cancelled(1).empty());                 // once
+}
+
 TEST(Rollout, LateAndDuplicateEventsAreIgnored) {
   rollout r(cfg(2, 1));
   r.start();
