@@ -378,7 +378,7 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
     auto v = get_value_toml(cfg, key);
     return key + " = " + (v ? *v : std::string("?"));
   };
-  // The error starts with where the first key was set (a file position, or the --set).
+  // The text, after the position where `key` was set (a file position, or the --set).
   auto located = [&](const std::string& key, const std::string& text) {
     auto it = origins.find(key);
     return (it == origins.end() ? std::string() : it->second + ": ") + text;
@@ -387,7 +387,7 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
   const auto& t = cfg.train;
   const std::string tmin = "train.dcp_t_min", tmax = "train.dcp_t_max";
   if (t.dcp_t_min > t.dcp_t_max) {
-    // Cite the key set last in file order first: the one more likely to be the mistake.
+    // The error starts at dcp_t_min's position when it was set, else at dcp_t_max's.
     auto first = origins.count(tmin) ? tmin : tmax;
     auto other = first == tmin ? tmax : tmin;
     errs.push_back(located(first, shown(tmin) + " must be <= " + shown(tmax) + " (" + first
