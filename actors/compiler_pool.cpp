@@ -8,7 +8,6 @@ msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r
   msg::compile_reply rep;
   rep.id = id;
   rep.status = r.st;
-  rep.executable = r.executable;
   rep.diagnostics = r.diagnostics;
   rep.stage = r.stage;
   rep.seconds = r.seconds;

@@ -257,7 +257,7 @@ struct gk_state {
     else
       ++g->rec.counts().compiles;
     if (r.status == env::build_status::ok) {
-      io.executable = r.executable;
+      io.build = r.key;
       perform(gid, g->r.built(a));
       return;
     }
@@ -290,7 +290,7 @@ struct gk_state {
         }
         auto& io = g2->rec.io(a);
         io.job = next_id++;
-        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.executable, *ref,
+        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.build, *ref,
                               false};
         metered<msg::exec_reply>(
           stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
@@ -316,7 +316,7 @@ struct gk_state {
       .then(
         [this, task](msg::compile_reply& r) {
           if (r.status == env::build_status::ok)
-            refs.built(task, r.executable);
+            refs.built(task, r.key);
           else
             refs.failed(task,
                         "the reference of task '" + task + "' does not build ("

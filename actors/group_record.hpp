@@ -1,6 +1,6 @@
 // The gatekeeper's records of one group, beside its rollout (algo/rollout.hpp keeps the control
 // state): what the rollout does not keep, every turn's prompt, completion, behaviour log-probs,
-// policy version, verdict and timings, each attempt's job in flight and built executable, and
+// policy version, verdict and timings, each attempt's job in flight and build, and
 // the group's counters; finish() assembles the finished group from both. Plain data, no CAF
 // calls; used on the gatekeeper's actor thread only.
 #pragma once
@@ -20,7 +20,7 @@ struct attempt_io {
   std::vector<msg::turn_record> turns; // one per rollout turn
   std::vector<int> prompt;             // of the turn being sampled
   std::uint64_t job = 0;               // its compile or execute job in flight (0: none)
-  std::string executable;              // built
+  std::string build;                   // the built candidate's content address
 };
 
 class group_record {

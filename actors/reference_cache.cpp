@@ -16,9 +16,9 @@ bool reference_cache::request(const std::string& task, callback cb) {
   return w.size() == 1;
 }
 
-void reference_cache::built(const std::string& task, const std::string& executable) {
-  built_[task] = executable;
-  settle(task, result<std::string>(executable));
+void reference_cache::built(const std::string& task, const std::string& build_key) {
+  built_[task] = build_key;
+  settle(task, result<std::string>(build_key));
 }
 
 void reference_cache::failed(const std::string& task, const std::string& why, bool permanent) {

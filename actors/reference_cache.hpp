@@ -16,12 +16,12 @@ namespace leap::actors {
 
 class reference_cache {
 public:
-  using callback = std::function<void(const result<std::string>& executable)>;
+  using callback = std::function<void(const result<std::string>& build_key)>;
 
   // Calls `cb` now when the reference of `task` is known, else once it is. Returns true when the
   // caller must start the build (no build of it is under way).
   bool request(const std::string& task, callback cb);
-  void built(const std::string& task, const std::string& executable);
+  void built(const std::string& task, const std::string& build_key);
   // permanent: the reference itself does not build; otherwise the failure was the
   // infrastructure's.
   void failed(const std::string& task, const std::string& why, bool permanent);

@@ -100,7 +100,7 @@ caf::behavior echo(caf::event_based_actor*) {
       leap::msg::compile_reply rep;
       rep.id = r.id;
       rep.status = leap::env::build_status::ok;
-      rep.executable = "/tmp/leap/cache/3f2a9c/worker";
+      rep.key = "3f2a9c41d07e5b8a";
       rep.stage = "g++";
       rep.seconds = 1.2;
       rep.key = "3f2a9c41d0e8b7a6";

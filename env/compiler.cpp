@@ -20,6 +20,10 @@ namespace fs = std::filesystem;
 
 namespace leap::env {
 
+std::string build_executable(const std::string& cache_dir, const std::string& key) {
+  return cache_dir + "/builds/" + key + "/worker";
+}
+
 const char* to_string(build_status s) {
   switch (s) {
     case build_status::ok: return "ok";
@@ -116,7 +120,7 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
         r.stage = j.value("stage", "");
         r.key = h->key;
         r.cached = true;
-        r.executable = r.st == build_status::ok ? cached_dir + "/worker" : "";
+        r.executable = r.st == build_status::ok ? build_executable(opts_.cache_dir, h->key) : "";
         std::error_code ec;
         if (r.st != build_status::ok || fs::exists(r.executable, ec)) {
           finish(h, std::move(r));
@@ -259,7 +263,7 @@ void compiler::next_step(const handle& h) {
         if (ec) // another job published the same key first: use theirs
           fs::remove_all(*tmp, ec);
         r.st = build_status::ok;
-        r.executable = final_dir + "/worker";
+        r.executable = build_executable(opts_.cache_dir, h->key);
       }
     }
     finish(h, std::move(r));

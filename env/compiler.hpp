@@ -40,6 +40,11 @@ enum class build_status : std::uint8_t {
 };
 const char* to_string(build_status s);
 
+// Where the build with content address `key` keeps its worker executable: the one layout of the
+// build cache (<cache_dir>/builds/<key>/worker), shared by the compiler that writes it and the
+// executor pools that find a build by its key.
+std::string build_executable(const std::string& cache_dir, const std::string& key);
+
 struct build_request {
   std::string source;
   env::backend backend = env::backend::cpu;

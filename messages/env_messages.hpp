@@ -44,12 +44,12 @@ struct compile_request {
 struct compile_reply {
   std::uint64_t id = 0;
   env::build_status status = env::build_status::internal_error;
-  std::string executable;      // absolute path when ok
   std::string diagnostics;
   std::string stage;           // which step failed: guards, nvcc, rewrite, g++, link
   double seconds = 0;
   bool cached = false;
-  std::string key;             // the build's content address
+  std::string key;             // the build's content address: an executor pool finds the
+                               // build by it (in its own cache; no path crosses processes)
   std::int32_t attempts = 1;   // tries the pool needed (> 1 after infrastructure failures)
 };
 
@@ -58,8 +58,8 @@ struct exec_request {
   std::uint64_t id = 0;
   std::string task;
   env::backend backend = env::backend::cpu;
-  std::string candidate_exe;
-  std::string reference_exe;
+  std::string candidate_build; // the content addresses (compile_reply::key) of the builds
+  std::string reference_build;
   bool dump_inputs = false;
 };
 
@@ -93,14 +93,14 @@ typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
-  return f(caf::meta::type_name("leap_compile_reply"), x.id, enum_field(x.status), x.executable,
+  return f(caf::meta::type_name("leap_compile_reply"), x.id, enum_field(x.status),
            x.diagnostics, x.stage, x.seconds, x.cached, x.key, x.attempts);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exec_request& x) {
-  return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, enum_field(x.backend), x.candidate_exe,
-           x.reference_exe, x.dump_inputs);
+  return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, enum_field(x.backend),
+           x.candidate_build, x.reference_build, x.dump_inputs);
 }
 
 template <class Inspector>

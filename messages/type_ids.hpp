@@ -3,6 +3,7 @@
 // register_message_types(cfg) before it starts.
 #pragma once
 
+#include "messages/cluster_messages.hpp"
 #include "messages/env_messages.hpp"
 #include "messages/train_messages.hpp"
 
@@ -36,6 +37,12 @@ CAF_ADD_TYPE_ID(leap, (leap::msg::turn_summary))
 CAF_ADD_TYPE_ID(leap, (leap::msg::attempt_summary))
 CAF_ADD_TYPE_ID(leap, (leap::msg::group_summary))
 CAF_ADD_TYPE_ID(leap, (leap::msg::step_report))
+CAF_ADD_TYPE_ID(leap, (leap::msg::build_identity))
+CAF_ADD_TYPE_ID(leap, (leap::msg::node_info))
+CAF_ADD_TYPE_ID(leap, (leap::msg::node_stats))
+CAF_ADD_TYPE_ID(leap, (leap::msg::node_exec_reply))
+CAF_ADD_TYPE_ID(leap, (leap::msg::node_row))
+CAF_ADD_TYPE_ID(leap, (leap::msg::cluster_status))
 CAF_ADD_ATOM(leap, leap::msg, compile_atom, "compile")
 CAF_ADD_ATOM(leap, leap::msg, exec_atom, "exec")
 CAF_ADD_ATOM(leap, leap::msg, cancel_atom, "cancel")
@@ -51,6 +58,11 @@ CAF_ADD_ATOM(leap, leap::msg, save_atom, "save")
 CAF_ADD_ATOM(leap, leap::msg, stop_atom, "stop")
 CAF_ADD_ATOM(leap, leap::msg, flush_atom, "flush")
 CAF_ADD_ATOM(leap, leap::msg, subscribe_atom, "subscribe")
+CAF_ADD_ATOM(leap, leap::msg, hello_atom, "hello")
+CAF_ADD_ATOM(leap, leap::msg, drain_atom, "drain")
+CAF_ADD_ATOM(leap, leap::msg, tick_atom, "tick")
+CAF_ADD_ATOM(leap, leap::msg, connected_atom, "connected")
+CAF_ADD_ATOM(leap, leap::msg, join_atom, "join")
 CAF_END_TYPE_ID_BLOCK(leap)
 
 namespace leap::msg {

@@ -94,7 +94,7 @@ msg::compiler_pool_actor spawn_latency_compiler_pool(caf::actor_system& sys, poo
     msg::compile_reply rep;
     rep.id = req.id;
     rep.status = env::build_status::ok;
-    rep.executable = req.source; // the key travels on to the executor
+    rep.key = req.source; // the attempt key travels on to the executor as the build's address
     rep.stage = "latency_model";
     double seconds = 0;
     if (!req.reference) {
@@ -122,7 +122,7 @@ msg::executor_pool_actor spawn_latency_executor_pool(caf::actor_system& sys, poo
   auto runner = std::make_shared<runner_t>();
   runner->start = [ctx, per_run](const msg::exec_request& req,
                                  runner_t::done_fn done) -> runner_t::cancel_fn {
-    auto key = parse_code(req.candidate_exe);
+    auto key = parse_code(req.candidate_build);
     if (!key || key->task >= ctx->success.size() || ctx->success[key->task].empty()) {
       done(make_error("leap bench: the latency-model executor got a candidate it cannot identify"));
       return {};

@@ -38,8 +38,10 @@ int run_check(const command_context& ctx) {
       return usage_error(text.message());
     item.source = *text;
   }
-  evaluator ev(svc);
-  auto out = ev.evaluate({item});
+  auto made = evaluator::create(svc);
+  if (!made)
+    return usage_error(made.message());
+  auto out = (*made)->evaluate({item});
   if (!out[0]) {
     std::cerr << "leap: " << out[0].message() << "\n";
     return exit_failed;

@@ -271,7 +271,12 @@ int cmd_corpus(services& svc, const corpus_options& opt_in, bool json) {
         std::fprintf(stderr, "\n");
       std::fflush(stderr);
     };
-  evaluator ev(svc);
+  auto made = evaluator::create(svc);
+  if (!made) {
+    std::cerr << "leap: " << made.message() << "\n";
+    return 2;
+  }
+  auto& ev = **made;
   auto r = build_corpus(svc, ev, opt);
   if (!r) {
     std::cerr << "leap: " << r.message() << "\n";

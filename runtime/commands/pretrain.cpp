@@ -52,7 +52,10 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
         std::fputc('\n', stderr);
     };
   {
-    evaluator ev(svc);
+    auto made = evaluator::create(svc);
+    if (!made)
+      return made.err();
+    auto& ev = **made;
     auto c = build_corpus(svc, ev, co);
     if (!c)
       return c.err();

@@ -52,7 +52,10 @@ int run_list(const command_context& ctx) {
 int run_verify(const command_context& ctx) {
   auto& svc = *ctx.svc;
   const auto& a = ctx.args;
-  evaluator ev(svc);
+  auto made = evaluator::create(svc);
+  if (!made)
+    return usage_error(made.message());
+  auto& ev = **made;
   auto names = a.opts.count("--task") ? a.opts.at("--task") : std::vector<std::string>{};
   for (auto& n : names)
     if (!svc.tasks->count(n))

@@ -94,6 +94,43 @@ nlohmann::json report_json(const msg::step_report& r, double step_seconds, doubl
                         {"epochs", r.epochs}};
 }
 
+// Per-node figures of a clustered run (metrics.jsonl's "nodes"): jobs answered and failed, the
+// fraction of its worker time the head kept busy (job time on it / (up time x workers)), how
+// often it was lost and came back, and the jobs taken off it when lost.
+nlohmann::json nodes_json(const msg::cluster_status& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& n : s.nodes) {
+    double capacity = n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers);
+    out.push_back({{"node", n.name},
+                   {"state", msg::to_string(n.state)},
+                   {"done", n.done},
+                   {"failed", n.failed},
+                   {"busy_fraction", capacity > 0 ? n.busy_seconds / capacity : 0.0},
+                   {"lost", n.lost},
+                   {"rejoined", n.rejoined},
+                   {"rerun", n.rerun},
+                   {"rebuilt", n.rebuilt}});
+  }
+  return out;
+}
+
+// The step line's second line in a clustered run: one entry per node.
+std::string nodes_line(const msg::cluster_status& s) {
+  std::string line = "      nodes:";
+  for (const auto& n : s.nodes) {
+    double capacity = n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers);
+    char buf[256];
+    std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
+                  msg::to_string(n.state), static_cast<unsigned long long>(n.done),
+                  capacity > 0 ? 100 * n.busy_seconds / capacity : 0.0,
+                  n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
+                            + std::to_string(n.rerun)).c_str() : "",
+                  n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");
+    line += buf;
+  }
+  return line;
+}
+
 // One line of groups.jsonl: the group, its DCP decision, and every attempt's turns, end,
 // reward and advantages, so anyone can check that a group accounts for all G attempts.
 nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
@@ -269,6 +306,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   std::fflush(stdout);
 
   pipeline_description d;
+  auto board = std::make_shared<cluster_board>();
+  d.board = board;
   d.svc = &svc;
   d.tasks = svc.tasks;
   d.gatekeeper = gatekeeper_options_of(cfg, tc.mode, tc.dcp);
@@ -310,7 +349,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     double step_s = std::chrono::duration<double>(now - t_last).count();
     t_last = now;
     double aps = step_s > 0 ? r.attempts / step_s : 0;
-    metrics << dump_lossy(report_json(r, step_s, aps)) << "\n";
+    auto row = report_json(r, step_s, aps);
+    auto nodes = board->get();
+    if (nodes)
+      row["nodes"] = nodes_json(*nodes);
+    metrics << dump_lossy(row) << "\n";
     metrics.flush();
     for (const auto& g : r.group_details)
       groups << dump_lossy(group_json(r.step, g)) << "\n";
@@ -322,6 +365,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
                 static_cast<long long>(r.step), r.acc_at_1, r.acc_at_2, r.acc_at_3,
                 100 * r.activated_groups, r.compiles, r.cache_hits, r.cancelled, r.dropped, aps,
                 util, r.loss, r.kl, static_cast<long long>(r.policy_version), step_s);
+    if (nodes)
+      std::printf("%s\n", nodes_line(*nodes).c_str());
     std::fflush(stdout);
   };
   td.trainer.on_saved = [&](const result<msg::checkpoint_saved>& r, bool final) {

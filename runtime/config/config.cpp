@@ -1,6 +1,8 @@
 // TOML loading, --set overrides and rendering, all driven by the key registry (config_schema.cpp).
 #include "runtime/config/config.hpp"
 
+#include "common/host_port.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -405,6 +407,23 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                                     "false, from " + origin("train.dcp_fractional") + "): it must be <= "
                                     + shown("train.group_size") + " (from "
                                     + origin("train.group_size") + ")"));
+  }
+  // The cluster's addresses and TLS files.
+  for (const auto& n : cfg.cluster.nodes)
+    if (auto hp = parse_host_port(n); !hp)
+      errs.push_back(located("cluster.nodes", "cluster.nodes: " + hp.message()));
+    else if (hp->port == 0)
+      errs.push_back(located("cluster.nodes", "cluster.nodes: '" + n + "' needs a port"));
+  if (auto hp = parse_host_port(cfg.node.listen); !hp)
+    errs.push_back(located("node.listen", "node.listen: " + hp.message()));
+  const auto& c = cfg.cluster;
+  int tls_set = !c.tls_cert.empty() + !c.tls_key.empty() + !c.tls_ca.empty();
+  if (tls_set != 0 && tls_set != 3) {
+    auto first = !c.tls_cert.empty() ? "cluster.tls_cert"
+                 : !c.tls_key.empty() ? "cluster.tls_key" : "cluster.tls_ca";
+    errs.push_back(located(first, "cluster.tls_cert, cluster.tls_key and cluster.tls_ca go "
+                                  "together: set all three (TLS with mutual authentication) or "
+                                  "none"));
   }
   if (!errs.empty())
     return make_error(join(errs, "\n"));

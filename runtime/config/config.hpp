@@ -163,6 +163,27 @@ struct learner_section {
   int epochs = 1;              // passes over the batch per learner step
 };
 
+// The roles a worker node (or the head itself, in a cluster) can host.
+enum class node_role { compile, execute };
+
+// [node]: `leap node`, a worker process that hosts compile and execute pools for a head.
+struct node_section {
+  std::string listen = "127.0.0.1:0"; // HOST:PORT; port 0 = any free port (printed when ready)
+  std::vector<node_role> roles = {node_role::compile, node_role::execute};
+};
+
+// [cluster]: the head's worker nodes and how it talks to them.
+struct cluster_section {
+  std::vector<std::string> nodes;      // HOST:PORT of each `leap node`; empty = single process
+  std::vector<node_role> local_roles;  // with nodes: what the head runs itself besides them
+  int queue_per_worker = 1;            // credit: a node holds workers * (1 + this) jobs
+  double heartbeat_seconds = 1.0;
+  int heartbeat_misses = 3;
+  double node_wait_seconds = 60;       // a job waiting this long with no node up fails
+  std::string tls_cert, tls_key, tls_ca; // PEM files; all three or none
+  bool insecure = false;               // allow plain TCP off loopback
+};
+
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
@@ -174,6 +195,8 @@ struct leap_config {
   eval_section eval;
   train_section train;
   learner_section learner;
+  node_section node;
+  cluster_section cluster;
 };
 
 // Equality over every registered key (used by round-trip tests and by callers that diff configs).

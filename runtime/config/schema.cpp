@@ -261,6 +261,64 @@ void register_train(registry& r) {
   s.key("tasks", &train_section::tasks, "Tasks to train on; empty = every bundled task.");
 }
 
+const std::vector<std::pair<std::string, node_role>>& node_roles() {
+  static const std::vector<std::pair<std::string, node_role>> v{{"compile", node_role::compile},
+                                                                {"execute", node_role::execute}};
+  return v;
+}
+
+void register_node(registry& r) {
+  auto s = r.section("node", &leap_config::node,
+                     "`leap node`: a worker process that runs compile and execute jobs for a head "
+                     "(docs/cluster.md). Its pools are sized by `compiler.workers` and "
+                     "`executor.workers`; its TLS files are the `cluster.tls_*` keys.");
+  s.key("listen", &node_section::listen,
+        "HOST:PORT the node listens on (`--listen` overrides); port 0 = any free port, printed "
+        "in the ready line. Plain TCP only on a loopback address unless `cluster.insecure`.")
+      .non_empty();
+  s.key_enum_list("roles", &node_section::roles, node_roles(),
+                  "What the node hosts: `compile` (a compiler pool), `execute` (an executor "
+                  "pool).");
+}
+
+void register_cluster(registry& r) {
+  auto s = r.section("cluster", &leap_config::cluster,
+                     "The head's worker nodes (`leap node` processes) for `leap train`, `leap "
+                     "eval`, `leap bench`, `leap check` and `leap tasks verify` "
+                     "(docs/cluster.md).");
+  s.key("nodes", &cluster_section::nodes,
+        "HOST:PORT of each node; empty = everything runs in this process. A listed node that "
+        "is down is retried every heartbeat and used once it answers.");
+  s.key_enum_list("local_roles", &cluster_section::local_roles, node_roles(),
+                  "With nodes: pools the head still runs itself, as one more node (`compile`, "
+                  "`execute`); empty = only the nodes compile and execute.");
+  s.key("queue_per_worker", &cluster_section::queue_per_worker,
+        "Credit: a node holds at most workers * (1 + queue_per_worker) jobs of a kind; the rest "
+        "wait at the head and go to whichever node frees a slot first.")
+      .at_least(0)
+      .at_most(64);
+  s.key("heartbeat_seconds", &cluster_section::heartbeat_seconds,
+        "How often the head asks every node for its statistics, and retries the nodes that "
+        "are down.")
+      .greater_than(0);
+  s.key("heartbeat_misses", &cluster_section::heartbeat_misses,
+        "Heartbeats a node may leave unanswered before it is lost (its jobs go to other "
+        "nodes); a closed connection loses it at once.")
+      .at_least(1);
+  s.key("node_wait_seconds", &cluster_section::node_wait_seconds,
+        "A job that waits this long while no node able to run it is up fails (the attempt is "
+        "dropped as an infrastructure fault; `leap check` exits with the nodes' problems).")
+      .greater_than(0);
+  s.key("tls_cert", &cluster_section::tls_cert,
+        "PEM certificate of this process (head or node), signed by `tls_ca`; with `tls_key` and "
+        "`tls_ca`: every connection is TLS with mutual authentication.");
+  s.key("tls_key", &cluster_section::tls_key, "PEM private key of `tls_cert`.");
+  s.key("tls_ca", &cluster_section::tls_ca,
+        "PEM certificate of the CA whose signature the other side's certificate must carry.");
+  s.key("insecure", &cluster_section::insecure,
+        "Allow plain TCP (no TLS) on addresses other than loopback; leap warns at start.");
+}
+
 void register_learner(registry& r) {
   auto s = r.section("learner", &leap_config::learner,
                      "The GRPO learner: token-level clipped surrogate (clip-higher), optional k3 "
@@ -305,6 +363,8 @@ registry build_registry() {
   register_eval(r);
   register_train(r);
   register_learner(r);
+  register_node(r);
+  register_cluster(r);
   return r;
 }
 

@@ -1,10 +1,9 @@
 #include "runtime/pipeline/assembly.hpp"
 
-#include "actors/compiler_pool.hpp"
-#include "actors/executor_pool.hpp"
 #include "actors/generator_pool.hpp"
 #include "actors/judge.hpp"
 #include "policy/generation_engine.hpp"
+#include "runtime/cluster/env_pools.hpp"
 
 #include <caf/all.hpp>
 
@@ -20,6 +19,7 @@ struct pipeline::impl {
   msg::generator_pool_actor generators;
   msg::compiler_pool_actor compilers;
   msg::executor_pool_actor executors;
+  env_pools pools; // the real compile and execute stages, local or the cluster's
   msg::weights_sink_actor sink;
   msg::learner_actor learner;
   msg::judge_actor judge;
@@ -62,6 +62,7 @@ pipeline::~pipeline() {
   down(I.generators);
   down(I.compilers);
   down(I.executors);
+  I.pools.shutdown();
   I.trainer = nullptr;
   I.gatekeeper = nullptr;
   I.judge = nullptr;
@@ -88,7 +89,12 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
     return make_error("internal: the real learner needs a policy model");
 
   auto I = std::make_unique<impl>();
-  msg::register_message_types(I->cfg);
+  if (d.svc) {
+    if (auto r = prepare_actor_system(I->cfg, d.svc->cfg); !r)
+      return r.err();
+  } else {
+    msg::register_message_types(I->cfg);
+  }
   I->sys = std::make_unique<caf::actor_system>(I->cfg);
   auto& sys = *I->sys;
   I->engine = d.engine;
@@ -97,12 +103,14 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
                     : actors::spawn_generator_pool(sys, d.generators, d.engine);
   if (d.engine)
     I->sink = actors::spawn_weights_sink(sys, d.engine);
-  I->compilers = d.stand_ins.compilers
-                   ? d.stand_ins.compilers(sys)
-                   : actors::spawn_compiler_pool(sys, d.compilers, d.svc->compiler, d.tasks);
-  I->executors = d.stand_ins.executors
-                   ? d.stand_ins.executors(sys)
-                   : actors::spawn_executor_pool(sys, d.executors, d.svc->executor, d.tasks);
+  if (real_env) {
+    auto pools = spawn_env_pools(sys, *d.svc, d.compilers, d.executors, d.board);
+    if (!pools)
+      return pools.err();
+    I->pools = std::move(*pools);
+  }
+  I->compilers = d.stand_ins.compilers ? d.stand_ins.compilers(sys) : I->pools.compilers;
+  I->executors = d.stand_ins.executors ? d.stand_ins.executors(sys) : I->pools.executors;
   auto* raw = I.get();
   if (d.train) {
     I->training = true;

@@ -22,6 +22,7 @@
 #include "algo/advantages.hpp"
 #include "common/result.hpp"
 #include "messages/interfaces.hpp"
+#include "runtime/cluster/env_pools.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <atomic>
@@ -66,6 +67,7 @@ struct pipeline_description {
   actors::pool_options generators, compilers, executors; // sizes, retries, observers
   std::shared_ptr<policy::generation_engine> engine;      // the real generators
   stage_spawners stand_ins;
+  std::shared_ptr<cluster_board> board; // optional: the cluster's status as it runs
   std::optional<train_driver> train; // exactly one of train and eval
   std::optional<eval_driver> eval;
 };

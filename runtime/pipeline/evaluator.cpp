@@ -6,6 +6,7 @@
 #include "env/feedback.hpp"
 #include "messages/error_text.hpp"
 #include "messages/interfaces.hpp"
+#include "runtime/cluster/env_pools.hpp"
 #include "runtime/pipeline/options.hpp"
 
 #include <caf/all.hpp>
@@ -14,13 +15,15 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace leap::runtime {
 
 namespace {
 
-caf::actor_system_config& configured(caf::actor_system_config& cfg) {
-  msg::register_message_types(cfg);
+caf::actor_system_config& configured(caf::actor_system_config& cfg, const services& s) {
+  if (auto r = prepare_actor_system(cfg, s.cfg); !r)
+    throw std::runtime_error(r.message()); // caught by evaluator::create
   return cfg;
 }
 
@@ -34,22 +37,37 @@ struct evaluator::impl {
   services& svc;
   caf::actor_system_config cfg;
   caf::actor_system sys;
+  env_pools pools;
   msg::compiler_pool_actor compilers;
   msg::executor_pool_actor executors;
   std::uint64_t next_id = 1;
 
-  explicit impl(services& s) : svc(s), sys(configured(cfg)) {
-    compilers = actors::spawn_compiler_pool(sys, compiler_pool_of(s.cfg), s.compiler, s.tasks);
-    executors = actors::spawn_executor_pool(sys, executor_pool_of(s.cfg), s.executor, s.tasks);
-  }
-  ~impl() {
-    caf::anon_send_exit(compilers, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(executors, caf::exit_reason::user_shutdown);
-  }
+  explicit impl(services& s) : svc(s), sys(configured(cfg, s)) {}
+  ~impl() { pools.shutdown(); }
 };
 
-evaluator::evaluator(services& svc) : impl_(std::make_unique<impl>(svc)) {}
+evaluator::evaluator(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 evaluator::~evaluator() = default;
+
+result<std::unique_ptr<evaluator>> evaluator::create(services& svc) {
+  std::unique_ptr<impl> i;
+  try {
+    i = std::make_unique<impl>(svc);
+  } catch (const std::runtime_error& e) {
+    return make_error(e.what());
+  }
+  auto pools = spawn_env_pools(i->sys, svc, compiler_pool_of(svc.cfg), executor_pool_of(svc.cfg));
+  if (!pools)
+    return pools.err();
+  i->pools = std::move(*pools);
+  i->compilers = i->pools.compilers;
+  i->executors = i->pools.executors;
+  return std::unique_ptr<evaluator>(new evaluator(std::move(i)));
+}
+
+result<msg::cluster_status> evaluator::cluster_status() {
+  return query_cluster(impl_->sys, impl_->pools);
+}
 
 std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_item>& items) {
   auto& I = *impl_;
@@ -132,8 +150,8 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
       out[i] = std::move(o);
       continue;
     }
-    msg::exec_request req{I.next_id++, items[i].task, svc.backend, c.executable,
-                          p[i].ref.executable, items[i].dump_inputs};
+    msg::exec_request req{I.next_id++, items[i].task, svc.backend, c.key,
+                          p[i].ref.key, items[i].dump_inputs};
     runs.emplace_back(i, self->request(I.executors, et, msg::exec_atom_v, req));
   }
   for (auto& [i, h] : runs) {

@@ -1,11 +1,13 @@
 // Evaluates candidates through the environment's actors (compiler pool -> executor pool), for
-// `leap check`, `leap tasks verify`, corpus labelling and tests. Jobs that fail inside leap are
+// `leap check`, `leap tasks verify`, corpus labelling and tests, over the local pools or the
+// cluster's nodes (runtime/cluster/env_pools.hpp). Jobs that fail inside leap are
 // retried by the pools (compiler.retries, executor.retries) before they become an error. Owns a CAF actor system with the two
 // supervised pools; the header keeps CAF out of its includers. Call from one (non-actor) thread.
 #pragma once
 
 #include "common/result.hpp"
 #include "env/verdict.hpp"
+#include "messages/cluster_messages.hpp"
 #include "messages/env_messages.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -30,7 +32,8 @@ struct check_outcome {
 
 class evaluator {
 public:
-  explicit evaluator(services& svc);
+  // An error: the cluster's transport cannot be set up (cluster.* keys, TLS files).
+  static result<std::unique_ptr<evaluator>> create(services& svc);
   ~evaluator();
 
   // All items go through the pools at once (bounded by their sizes); results in item order.
@@ -39,9 +42,13 @@ public:
 
   msg::pool_stats compiler_stats();
   msg::pool_stats executor_stats();
+  // With cluster.nodes: how each node did; an error when the pools are local.
+  result<msg::cluster_status> cluster_status();
+
+  struct impl;
 
 private:
-  struct impl;
+  explicit evaluator(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;
 };
 

@@ -84,7 +84,7 @@ struct gatekeeper_fixture : ::testing::Test {
     compilers = actors::spawn_compiler_pool(*sys, co, svc->compiler, svc->tasks);
     actors::pool_options eo;
     eo.workers = 2;
-    executors = actors::spawn_executor_pool(*sys, eo, svc->executor, svc->tasks);
+    executors = actors::spawn_executor_pool(*sys, eo, svc->executor, svc->tasks, svc->cache_dir);
   }
 
   // Builds sources into the cache first, so the test controls which compiles are slow.

@@ -68,7 +68,7 @@ std::shared_ptr<runner_t> delayed_runner(std::shared_ptr<counters> c, std::chron
       msg::compile_reply rep;
       rep.id = req.id;
       rep.status = env::build_status::ok;
-      rep.executable = req.source;
+      rep.key = req.source;
       done(rep);
     }).detach();
     return [cancelled] { *cancelled = true; };
@@ -105,7 +105,7 @@ TEST_F(pool_fixture, BoundsConcurrencyAndAnswersEveryJob) {
     hs.push_back(self->request(pool, 5s, msg::compile_atom_v,
                                msg::compile_request{i, "t", "src" + std::to_string(i), env::backend::cpu, false}));
   for (std::size_t i = 0; i < hs.size(); ++i)
-    hs[i].receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "src" + std::to_string(i + 1)); },
+    hs[i].receive([&](msg::compile_reply& r) { EXPECT_EQ(r.key, "src" + std::to_string(i + 1)); },
                   [&](caf::error& e) { FAIL() << sys->render(e); });
   EXPECT_EQ(c->started, 6);
   EXPECT_LE(c->max_running, 2);
@@ -126,7 +126,7 @@ TEST_F(pool_fixture, DeadWorkerIsReplacedAndItsJobRetriedOnce) {
   self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{1, "t", "die_once", env::backend::cpu, false})
     .receive(
       [&](msg::compile_reply& r) {
-        EXPECT_EQ(r.executable, "die_once");
+        EXPECT_EQ(r.key, "die_once");
         EXPECT_EQ(r.attempts, 2);
       },
       [&](caf::error& e) { FAIL() << sys->render(e); });
@@ -153,7 +153,7 @@ TEST_F(pool_fixture, JobFailsWithReasonWhenItsWorkerDiesOnEveryTry) {
              });
   // The pool keeps serving after both restarts.
   self->request(pool, 10s, msg::compile_atom_v, msg::compile_request{2, "t", "b", env::backend::cpu, false})
-    .receive([&](msg::compile_reply& r) { EXPECT_EQ(r.executable, "b"); },
+    .receive([&](msg::compile_reply& r) { EXPECT_EQ(r.key, "b"); },
              [&](caf::error& e) { FAIL() << sys->render(e); });
   self->request(pool, 5s, msg::stats_atom_v).receive(
     [&](msg::pool_stats& s) {

@@ -81,11 +81,10 @@ TEST_F(fixture, CompileMessagesRoundTrip) {
   EXPECT_EQ(r.source, rq.source);
   EXPECT_EQ(r.backend, env::backend::cuda);
   EXPECT_TRUE(r.reference);
-  msg::compile_reply rp{7, env::build_status::compile_error, "/x/worker", "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
+  msg::compile_reply rp{7, env::build_status::compile_error, "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
   auto p = roundtrip(rp);
   EXPECT_EQ(p.id, 7u);
   EXPECT_EQ(p.status, env::build_status::compile_error);
-  EXPECT_EQ(p.executable, "/x/worker");
   EXPECT_EQ(p.diagnostics, rp.diagnostics);
   EXPECT_EQ(p.stage, "nvcc");
   EXPECT_DOUBLE_EQ(p.seconds, 1.5);
@@ -95,11 +94,11 @@ TEST_F(fixture, CompileMessagesRoundTrip) {
 }
 
 TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
-  msg::exec_request rq{9, "relu", env::backend::cpu, "/a/worker", "/b/worker", true};
+  msg::exec_request rq{9, "relu", env::backend::cpu, "3f2a", "9c1b", true};
   auto r = roundtrip(rq);
   EXPECT_EQ(r.id, 9u);
-  EXPECT_EQ(r.candidate_exe, "/a/worker");
-  EXPECT_EQ(r.reference_exe, "/b/worker");
+  EXPECT_EQ(r.candidate_build, "3f2a");
+  EXPECT_EQ(r.reference_build, "9c1b");
   EXPECT_TRUE(r.dump_inputs);
   msg::exec_reply rp{9, sample_verdict(), "/kept", 123456789012345ull, 1};
   auto p = roundtrip(rp);

@@ -148,7 +148,9 @@ TEST_F(adversarial, EveryHostileCandidateIsContainedAndJudgedRight) {
   work_dir = svc.work_dir;
   auto procs_before = candidate_processes(svc.work_dir);
   {
-    evaluator ev(svc);
+    auto ev_made = evaluator::create(svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
     std::vector<check_item> items;
     for (auto& h : suite)
       items.push_back({h.task, h.source, false, false});
@@ -206,7 +208,9 @@ TEST_F(adversarial, TwoHundredMixedChecksLeakNothing) {
   auto& svc = **svc_r;
   auto procs_before = candidate_processes(svc.work_dir);
   {
-    evaluator ev(svc);
+    auto ev_made = evaluator::create(svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
     std::vector<check_item> items;
     for (auto& h : mix)
       items.push_back({h.task, h.source, false, false});

@@ -80,7 +80,9 @@ std::vector<candidate_file> bundled_candidates() {
 TEST(CheckE2E, EveryBundledCandidateGetsItsExpectedVerdict) {
   auto svc = make(test_config());
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   auto cands = bundled_candidates();
   ASSERT_GE(cands.size(), 14u);
   std::vector<check_item> items;
@@ -118,7 +120,9 @@ TEST(CheckE2E, EveryBundledCandidateGetsItsExpectedVerdict) {
 TEST(CheckE2E, SecondIdenticalCheckIsACacheHit) {
   auto svc = make(test_config());
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
   // A unique comment makes the first check a miss even with a warm cache.
   src += "\n// nonce " + std::to_string(os_random_u64()) + "\n";
@@ -168,7 +172,9 @@ TEST(CheckE2E, PrecompiledShimHeadersAreUsedAndOtherFlagsStillBuild) {
   cfg.compiler.emu_flags = {"-O1"};
   auto other = make(cfg);
   ASSERT_TRUE(other);
-  evaluator ev(*other);
+  auto ev_made = evaluator::create(*other);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
   src += "\n// nonce " + std::to_string(os_random_u64()) + "\n";
   auto r = ev.evaluate({{"vector_add", src, false, false}});
@@ -179,7 +185,9 @@ TEST(CheckE2E, PrecompiledShimHeadersAreUsedAndOtherFlagsStillBuild) {
 TEST(CheckE2E, InvalidUtf8InTheSourceIsACompileErrorNotACrash) {
   auto svc = make(test_config());
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   // Model output can hold any bytes; nvcc echoes them in its diagnostics.
   std::string src = "#include <cuda_runtime.h>\nextern \"C\" void solution(const float* a, "
                     "const float* b, float* c, int n) { \xff\xfe\xc3 bad<<< }\n// nonce "
@@ -201,7 +209,9 @@ TEST(CheckE2E, KilledCompilerStageIsRetriedNeverJudgedNorCached) {
   cfg.compiler.workers = 1;
   auto svc = make(cfg);
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   // The reference first, so the kill hits the candidate's build.
   auto ref = ev.evaluate({{"vector_add", "", true, false}});
   ASSERT_TRUE(ref[0].ok()) << ref[0].message();
@@ -237,7 +247,9 @@ TEST(CheckE2E, KilledCompilerStageIsRetriedNeverJudgedNorCached) {
 TEST(CheckE2E, EveryBundledReferenceMatchesLibTorch) {
   auto svc = make(test_config());
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   auto rows = verify_tasks(*svc, ev, {});
   ASSERT_GE(rows.size(), 16u);
   for (auto& r : rows) {
@@ -287,7 +299,9 @@ TEST(CheckGpu, ReferencesAndOptimizedCandidatesOnTheDevice) {
     GTEST_SKIP() << "no usable CUDA device: " << why;
   auto svc = make(test_config("cuda"));
   ASSERT_TRUE(svc);
-  evaluator ev(*svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   std::vector<check_item> items;
   std::vector<std::string> names;
   for (auto& c : bundled_candidates()) {

@@ -41,7 +41,9 @@ TEST(CorpusE2E, SmallCorpusIsReallyLabelled) {
   cfg.executor.memory_limit_mb = 2048;
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
-  evaluator ev(**svc);
+  auto ev_made = evaluator::create(**svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
 
   auto out = std::string(LEAP_TEST_OUTPUT_DIR) + "/corpus-e2e";
   std::filesystem::remove_all(out);

@@ -113,7 +113,7 @@ std::shared_ptr<actors::job_runner<msg::compile_request, msg::compile_reply>> fl
     msg::compile_reply rep;
     rep.id = req.id;
     rep.status = env::build_status::ok;
-    rep.executable = req.reference ? "reference" : req.source;
+    rep.key = req.reference ? "reference" : req.source;
     done(std::move(rep));
     return {};
   };
@@ -127,14 +127,14 @@ std::shared_ptr<actors::job_runner<msg::exec_request, msg::exec_reply>> test_exe
   using runner_t = actors::job_runner<msg::exec_request, msg::exec_reply>;
   auto r = std::make_shared<runner_t>();
   r->start = [](const msg::exec_request& req, runner_t::done_fn done) -> runner_t::cancel_fn {
-    if (has(req.candidate_exe, "EFAIL_ALWAYS")) {
+    if (has(req.candidate_build, "EFAIL_ALWAYS")) {
       done(make_error("test executor: the reference crashed (on demand)"));
       return {};
     }
     msg::exec_reply rep;
     rep.id = req.id;
     rep.v.task = req.task;
-    rep.v.st = has(req.candidate_exe, "OK") ? env::status::correct : env::status::wrong_answer;
+    rep.v.st = has(req.candidate_build, "OK") ? env::status::correct : env::status::wrong_answer;
     rep.v.feedback = rep.v.st == env::status::correct ? "correct" : "wrong result at index 3";
     done(std::move(rep));
     return {};

@@ -1,0 +1,181 @@
+#include "actors/node.hpp"
+
+#include "env/compiler.hpp"
+#include "messages/error_text.hpp"
+
+#include <caf/all.hpp>
+
+#include <filesystem>
+#include <vector>
+
+namespace leap::actors {
+
+namespace {
+
+struct node_state {
+  node_options opts;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  bool draining = false;
+  std::uint64_t in_flight = 0, done = 0;
+  std::vector<caf::typed_response_promise<std::uint64_t>> drained; // waiting for in_flight == 0
+
+  void log(const std::string& line) const {
+    if (opts.log)
+      opts.log(line);
+  }
+  void finished() {
+    --in_flight;
+    ++done;
+    if (draining && in_flight == 0) {
+      for (auto& rp : drained)
+        rp.deliver(done);
+      drained.clear();
+    }
+  }
+};
+
+caf::error refuse(const std::string& why) {
+  return caf::make_error(caf::sec::runtime_error, why);
+}
+
+// "Not here, try another node": draining, or a role this node does not host. The head sends
+// the job elsewhere without counting a try.
+caf::error unavailable(const std::string& why) {
+  return caf::make_error(caf::sec::unavailable_or_would_block, why);
+}
+
+msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<node_state> self,
+                                             node_options opts) {
+  self->state.opts = std::move(opts);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& s = self->state;
+    s.log("head gone (" + msg::error_text(dm.reason, self->system()) + "); "
+          + std::to_string(s.done) + " job(s) done, " + std::to_string(s.in_flight)
+          + " running; waiting for the next head");
+  });
+  return {
+    [self](msg::hello_atom, const msg::build_identity& theirs) -> caf::result<msg::node_info> {
+      auto& s = self->state;
+      if (auto why = msg::identity_mismatch(s.opts.info.identity, theirs)) {
+        s.log("refused a head: " + *why);
+        return refuse(s.opts.info.name + " refuses the head: " + *why);
+      }
+      if (auto head = self->current_sender()) {
+        s.log("head connected (node " + to_string(head->node()).substr(0, 12) + "); "
+              + std::to_string(s.done) + " job(s) done so far");
+        self->monitor(caf::actor_cast<caf::actor_addr>(head));
+      }
+      return s.opts.info;
+    },
+    [self](msg::compile_atom, msg::compile_request& req) -> caf::result<msg::compile_reply> {
+      auto& s = self->state;
+      if (s.draining)
+        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
+      if (!s.opts.compilers)
+        return unavailable(s.opts.info.name + " does not compile (node.roles)");
+      auto rp = self->make_response_promise<msg::compile_reply>();
+      ++s.in_flight;
+      self->request(s.opts.compilers, s.opts.job_timeout, msg::compile_atom_v, std::move(req))
+        .then(
+          [self, rp](msg::compile_reply& r) mutable {
+            rp.deliver(std::move(r));
+            self->state.finished();
+          },
+          [self, rp](caf::error& e) mutable {
+            rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                       self->state.opts.info.name + ": "
+                                         + msg::error_text(e, self->system())));
+            self->state.finished();
+          });
+      return rp;
+    },
+    [self](msg::exec_atom, msg::exec_request& req) -> caf::result<msg::node_exec_reply> {
+      auto& s = self->state;
+      if (s.draining)
+        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
+      if (!s.opts.executors)
+        return unavailable(s.opts.info.name + " does not execute (node.roles)");
+      msg::node_exec_reply missing;
+      std::error_code ec;
+      for (const auto* key : {&req.candidate_build, &req.reference_build})
+        if (!std::filesystem::exists(env::build_executable(s.opts.cache_dir, *key), ec))
+          missing.missing_builds.push_back(*key);
+      if (!missing.missing_builds.empty()) {
+        missing.rep.id = req.id;
+        return missing;
+      }
+      auto rp = self->make_response_promise<msg::node_exec_reply>();
+      ++s.in_flight;
+      self->request(s.opts.executors, s.opts.job_timeout, msg::exec_atom_v, std::move(req))
+        .then(
+          [self, rp](msg::exec_reply& r) mutable {
+            msg::node_exec_reply out;
+            out.rep = std::move(r);
+            rp.deliver(std::move(out));
+            self->state.finished();
+          },
+          [self, rp](caf::error& e) mutable {
+            rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                       self->state.opts.info.name + ": "
+                                         + msg::error_text(e, self->system())));
+            self->state.finished();
+          });
+      return rp;
+    },
+    [self](msg::cancel_atom, msg::compile_atom, std::uint64_t id) {
+      if (self->state.opts.compilers)
+        self->send(self->state.opts.compilers, msg::cancel_atom_v, id);
+    },
+    [self](msg::cancel_atom, msg::exec_atom, std::uint64_t id) {
+      if (self->state.opts.executors)
+        self->send(self->state.opts.executors, msg::cancel_atom_v, id);
+    },
+    [self](msg::stats_atom) -> caf::result<msg::node_stats> {
+      auto& s = self->state;
+      auto rp = self->make_response_promise<msg::node_stats>();
+      auto out = std::make_shared<msg::node_stats>();
+      out->info = s.opts.info;
+      out->draining = s.draining;
+      out->uptime_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+      auto pending = std::make_shared<int>((s.opts.compilers ? 1 : 0) + (s.opts.executors ? 1 : 0));
+      auto one_done = [rp, out, pending]() mutable {
+        if (--*pending == 0)
+          rp.deliver(*out);
+      };
+      if (*pending == 0) {
+        rp.deliver(*out);
+        return rp;
+      }
+      auto timeout = std::chrono::seconds(5);
+      if (s.opts.compilers)
+        self->request(s.opts.compilers, timeout, msg::stats_atom_v)
+          .then([out, one_done](msg::pool_stats& p) mutable { out->compile = p; one_done(); },
+                [one_done](caf::error&) mutable { one_done(); });
+      if (s.opts.executors)
+        self->request(s.opts.executors, timeout, msg::stats_atom_v)
+          .then([out, one_done](msg::pool_stats& p) mutable { out->execute = p; one_done(); },
+                [one_done](caf::error&) mutable { one_done(); });
+      return rp;
+    },
+    [self](msg::drain_atom) -> caf::result<std::uint64_t> {
+      auto& s = self->state;
+      if (!s.draining)
+        s.log("draining: " + std::to_string(s.in_flight) + " job(s) still running");
+      s.draining = true;
+      if (s.in_flight == 0)
+        return s.done;
+      auto rp = self->make_response_promise<std::uint64_t>();
+      s.drained.push_back(rp);
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+msg::node_actor spawn_node(caf::actor_system& sys, node_options opts) {
+  return sys.spawn(node_behavior, std::move(opts));
+}
+
+} // namespace leap::actors

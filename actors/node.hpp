@@ -1,0 +1,34 @@
+// A worker node's front actor (docs/cluster.md): what a head talks to, over CAF's middleman or
+// in the head's own process (cluster.local_roles). It checks the head's build identity on
+// hello, hands compile and execute jobs to the node's own supervised pools (which retry their
+// infrastructure failures), answers an execute whose builds it does not hold with their keys
+// instead of running it, reports its pools' statistics as the heartbeat, and on drain takes no
+// new jobs and answers once the running ones are done. Job ids are the head's. Spawned by
+// `leap node` and by the head's cluster setup (runtime/cluster/); `log` runs on the node's
+// actor thread.
+#pragma once
+
+#include "messages/interfaces.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace caf {
+class actor_system;
+}
+
+namespace leap::actors {
+
+struct node_options {
+  msg::node_info info;                   // name, identity, backend, worker counts
+  msg::compiler_pool_actor compilers;    // null: the node does not compile
+  msg::executor_pool_actor executors;    // null: the node does not execute
+  std::string cache_dir;                 // where its builds live (env::build_executable)
+  std::chrono::milliseconds job_timeout{std::chrono::minutes(30)}; // a job in its own pools
+  std::function<void(const std::string&)> log; // optional: hellos, refusals, drain
+};
+
+msg::node_actor spawn_node(caf::actor_system& sys, node_options opts);
+
+} // namespace leap::actors

@@ -1,0 +1,115 @@
+// Messages between a head and its worker nodes (docs/cluster.md): the handshake, a node's
+// capacity and statistics, and the answer of a node to an execute job. Nothing here names a
+// local path: builds travel as content addresses (compile_reply::key), which every process
+// resolves in its own build cache. Plain structs; include where CAF is used.
+#pragma once
+
+#include "messages/build_identity.hpp"
+#include "messages/env_messages.hpp"
+
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace leap::msg {
+
+// What a node offers, answered to the head's hello.
+struct node_info {
+  std::string name;                 // HOST:PORT it listens on (or "local" for the head's own)
+  build_identity identity;
+  env::backend backend = env::backend::cpu;
+  std::uint32_t compile_workers = 0; // 0: the node does not compile
+  std::uint32_t execute_workers = 0; // 0: the node does not execute
+};
+
+// A node's heartbeat answer.
+struct node_stats {
+  node_info info;
+  pool_stats compile, execute;
+  bool draining = false;             // SIGTERM: finishing its jobs, taking no new ones
+  double uptime_seconds = 0;
+};
+
+// A node's answer to an execute job: the run, or the builds it does not hold (then nothing
+// ran; the head builds them there from the sources it remembers and sends the job again).
+struct node_exec_reply {
+  exec_reply rep;
+  std::vector<std::string> missing_builds;
+};
+
+// How the head sees a node.
+enum class node_state : std::uint8_t {
+  connecting, // listed, not (yet, or again) reachable
+  up,         // connected and accepted: jobs go to it
+  lost,       // was up; its monitor fired or it missed its heartbeats
+  refused     // answered, but is a different leap build (or refused us)
+};
+inline const char* to_string(node_state s) {
+  switch (s) {
+    case node_state::connecting: return "connecting";
+    case node_state::up: return "up";
+    case node_state::lost: return "lost";
+    case node_state::refused: return "refused";
+  }
+  return "?";
+}
+inline detail::checked_enum<node_state> enum_field(node_state& x) {
+  return {x, "leap_node_state", node_state::refused};
+}
+
+// One node in the head's view (`leap cluster status`, the step line, metrics.jsonl).
+struct node_row {
+  std::string name;
+  node_state state = node_state::connecting;
+  std::string version;
+  std::uint32_t compile_workers = 0, execute_workers = 0;
+  std::uint32_t busy = 0;          // jobs the head has on it now
+  std::uint64_t done = 0;          // jobs it answered
+  std::uint64_t failed = 0;        // jobs it failed (after its own retries)
+  std::uint64_t lost = 0;          // times it was lost
+  std::uint64_t rejoined = 0;      // times it came back
+  std::uint64_t rerun = 0;         // jobs taken off it when it was lost and sent elsewhere
+  std::uint64_t rebuilt = 0;       // builds made again on it for an execute
+  double busy_seconds = 0;         // sum over jobs of their time on it
+  double up_seconds = 0;           // time it has been up
+  std::string problem;             // the last connection problem, if any
+};
+
+struct cluster_status {
+  std::vector<node_row> nodes;
+  std::uint32_t queued_compile = 0, queued_execute = 0; // waiting at the head for credit
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_row& x) {
+  return f(caf::meta::type_name("leap_node_row"), x.name, enum_field(x.state), x.version,
+           x.compile_workers, x.execute_workers, x.busy, x.done, x.failed, x.lost, x.rejoined,
+           x.rerun, x.rebuilt, x.busy_seconds, x.up_seconds, x.problem);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
+  return f(caf::meta::type_name("leap_cluster_status"), x.nodes, x.queued_compile,
+           x.queued_execute);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_info& x) {
+  return f(caf::meta::type_name("leap_node_info"), x.name, x.identity, enum_field(x.backend),
+           x.compile_workers, x.execute_workers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
+  return f(caf::meta::type_name("leap_node_stats"), x.info, x.compile, x.execute, x.draining,
+           x.uptime_seconds);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_exec_reply& x) {
+  return f(caf::meta::type_name("leap_node_exec_reply"), x.rep, x.missing_builds);
+}
+
+} // namespace leap::msg

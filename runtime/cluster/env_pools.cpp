@@ -1,0 +1,132 @@
+#include "runtime/cluster/env_pools.hpp"
+
+#include "actors/compiler_pool.hpp"
+#include "actors/executor_pool.hpp"
+#include "actors/node.hpp"
+#include "common/host_port.hpp"
+#include "messages/error_text.hpp"
+#include "runtime/cluster/transport.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace leap::runtime {
+
+void cluster_board::set(msg::cluster_status s) {
+  std::lock_guard<std::mutex> lk(mtx_);
+  status_ = std::move(s);
+}
+
+std::optional<msg::cluster_status> cluster_board::get() const {
+  std::lock_guard<std::mutex> lk(mtx_);
+  return status_;
+}
+
+void env_pools::shutdown() {
+  auto down = [](const auto& h) {
+    if (h)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  };
+  down(compilers);
+  down(executors);
+  if (cluster)
+    down(*cluster);
+  for (auto& p : parts)
+    down(p);
+  compilers = nullptr;
+  executors = nullptr;
+  cluster.reset();
+  parts.clear();
+}
+
+result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c) {
+  msg::register_message_types(cfg);
+  if (c.cluster.nodes.empty())
+    return {};
+  for (const auto& n : c.cluster.nodes) {
+    auto hp = parse_host_port(n);
+    if (!hp)
+      return make_error("cluster.nodes: " + hp.message());
+    auto plain = check_plain_allowed(c.cluster, *hp, "cluster.nodes");
+    if (!plain)
+      return plain.err();
+    if (!plain->empty())
+      std::fprintf(stderr, "leap: %s\n", plain->c_str());
+  }
+  return configure_transport(cfg, c.cluster);
+}
+
+result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
+                                  const actors::pool_options& compile,
+                                  const actors::pool_options& execute,
+                                  std::shared_ptr<cluster_board> board) {
+  env_pools out;
+  const auto& c = svc.cfg.cluster;
+  auto local_compilers = [&] {
+    return actors::spawn_compiler_pool(sys, compile, svc.compiler, svc.tasks);
+  };
+  auto local_executors = [&] {
+    return actors::spawn_executor_pool(sys, execute, svc.executor, svc.tasks, svc.cache_dir);
+  };
+  if (c.nodes.empty()) {
+    out.compilers = local_compilers();
+    out.executors = local_executors();
+    return out;
+  }
+  actors::cluster_options co;
+  co.nodes = c.nodes;
+  co.identity = msg::this_build_identity();
+  co.queue_per_worker = c.queue_per_worker;
+  co.heartbeat_seconds = c.heartbeat_seconds;
+  co.heartbeat_misses = c.heartbeat_misses;
+  co.node_wait_seconds = c.node_wait_seconds;
+  co.compile_retries = compile.retries;
+  co.exec_retries = execute.retries;
+  co.connect = node_connector(sys, uses_tls(c));
+  co.log = [](const std::string& line) { std::fprintf(stderr, "leap: cluster: %s\n", line.c_str()); };
+  if (board)
+    co.on_status = [board](const msg::cluster_status& s) { board->set(s); };
+  auto has = [&](config::node_role r) {
+    return std::find(c.local_roles.begin(), c.local_roles.end(), r) != c.local_roles.end();
+  };
+  if (!c.local_roles.empty()) {
+    actors::node_options no;
+    no.info.name = "local";
+    no.info.identity = co.identity;
+    no.info.backend = svc.backend;
+    no.cache_dir = svc.cache_dir;
+    if (has(config::node_role::compile)) {
+      no.compilers = local_compilers();
+      no.info.compile_workers = static_cast<std::uint32_t>(compile.workers);
+      out.parts.push_back(caf::actor_cast<caf::actor>(no.compilers));
+    }
+    if (has(config::node_role::execute)) {
+      no.executors = local_executors();
+      no.info.execute_workers = static_cast<std::uint32_t>(execute.workers);
+      out.parts.push_back(caf::actor_cast<caf::actor>(no.executors));
+    }
+    auto node = actors::spawn_node(sys, std::move(no));
+    out.parts.push_back(caf::actor_cast<caf::actor>(node));
+    co.local.push_back(node);
+  }
+  auto h = actors::spawn_cluster(sys, std::move(co));
+  out.compilers = h.compilers;
+  out.executors = h.executors;
+  out.cluster = h.dispatcher;
+  return out;
+}
+
+result<msg::cluster_status> query_cluster(caf::actor_system& sys, const env_pools& pools) {
+  if (!pools.cluster)
+    return make_error("no cluster: cluster.nodes is empty");
+  caf::scoped_actor self{sys};
+  result<msg::cluster_status> out = make_error("the cluster dispatcher did not answer");
+  self->request(*pools.cluster, std::chrono::seconds(10), msg::stats_atom_v)
+    .receive([&](msg::cluster_status& s) { out = std::move(s); },
+             [&](caf::error& e) { out = make_error(msg::error_text(e, sys)); });
+  return out;
+}
+
+} // namespace leap::runtime

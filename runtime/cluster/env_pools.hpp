@@ -1,0 +1,59 @@
+// The compile and execute pools of a command's actor system, local or spread over the cluster's
+// nodes: with cluster.nodes empty, the supervised pools over the services' compiler and executor;
+// otherwise the cluster dispatcher's facades (actors/cluster.hpp) over the listed nodes, plus the
+// head's own pools as one more node for the roles in cluster.local_roles. Whoever holds the two
+// handles cannot tell the difference. prepare_actor_system() before the actor system exists,
+// spawn_env_pools() after; both on the command's main thread.
+#pragma once
+
+#include "actors/cluster.hpp"
+#include "actors/pool_options.hpp"
+#include "common/result.hpp"
+#include "messages/interfaces.hpp"
+#include "runtime/pipeline/services.hpp"
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace caf {
+class actor_system;
+class actor_system_config;
+} // namespace caf
+
+namespace leap::runtime {
+
+// The cluster's latest status, written by the dispatcher at every heartbeat and read by a
+// command from any thread (the step line, metrics.jsonl). Thread-safe.
+class cluster_board {
+public:
+  void set(msg::cluster_status s);
+  std::optional<msg::cluster_status> get() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::optional<msg::cluster_status> status_;
+};
+
+struct env_pools {
+  msg::compiler_pool_actor compilers;
+  msg::executor_pool_actor executors;
+  std::optional<actors::cluster_actor> cluster; // set when the pools are the cluster's
+  std::vector<caf::actor> parts;                // the head's own pools and node, if any
+
+  void shutdown(); // ends every actor above (idempotent)
+};
+
+// Registers leap's message types and, when the config lists nodes, loads the transport.
+result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c);
+
+// `compile` and `execute` size the local pools (and their retries the cluster's).
+result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
+                                  const actors::pool_options& compile,
+                                  const actors::pool_options& execute,
+                                  std::shared_ptr<cluster_board> board = nullptr);
+
+// The cluster's status, or an error when the pools are local or it does not answer.
+result<msg::cluster_status> query_cluster(caf::actor_system& sys, const env_pools& pools);
+
+} // namespace leap::runtime

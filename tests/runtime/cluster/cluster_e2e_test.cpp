@@ -1,0 +1,296 @@
+// The cluster end to end on loopback: `leap node` processes serving `leap check` and `leap train`
+// (real nvcc + the CPU emulation), a node killed with SIGKILL in the middle of a run and started
+// again, TLS with mutual authentication (certificates made by the openssl CLI at test time), and
+// a node of a different message set refused with both versions named. Every process is bounded
+// in time and none is left behind.
+#include "actors/node.hpp"
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "messages/build_identity.hpp"
+#include "runtime/cluster/transport.hpp"
+#include "tests/runtime/cluster/leap_process.hpp"
+#include "tests/runtime/commands/jsonl.hpp"
+#include "tests/runtime/commands/process_killer.hpp"
+#include "tests/runtime/commands/tiny_warm_start.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/prctl.h>
+
+#include <filesystem>
+#include <memory>
+
+namespace fs = std::filesystem;
+using namespace leap;
+using test::leap_process;
+
+namespace {
+
+const std::string candidates = std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/";
+
+struct cluster_fixture : ::testing::Test {
+  std::string root;
+  std::vector<std::unique_ptr<leap_process>> procs;
+
+  void SetUp() override {
+    // Orphans of the test's processes come here, so anything left behind is seen in TearDown.
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    root = *make_temp_dir(temp_root(), "leap-cluster-");
+  }
+  void TearDown() override {
+    for (auto& p : procs)
+      p->kill(SIGKILL);
+    procs.clear();
+    int status = 0;
+    while (::waitpid(-1, &status, WNOHANG) > 0) {
+    }
+    auto left = test::descendants(::getpid(), {});
+    std::string names;
+    for (auto& p : left)
+      names += p.comm + " ";
+    EXPECT_TRUE(left.empty()) << "left behind: " << names;
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+
+  leap_process& start(const std::string& name, std::vector<std::string> args) {
+    args.insert(args.begin(), LEAP_BINARY);
+    procs.push_back(std::make_unique<leap_process>(args, root + "/" + name));
+    return *procs.back();
+  }
+
+  // A `leap node` with its own build cache; returns its HOST:PORT once it is ready.
+  std::string start_node(const std::string& name, std::vector<std::string> extra = {},
+                         const std::string& listen = "127.0.0.1:0") {
+    std::vector<std::string> args = {"--set", "environment.backend=cpu",
+                                     "--set", "environment.cache_dir=" + root + "/cache-" + name,
+                                     "--set", "compiler.workers=1", "--set", "executor.workers=1",
+                                     "--set", "executor.seed=7"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"node", "--listen", listen});
+    auto& p = start(name, args);
+    auto addr = p.wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
+    EXPECT_TRUE(addr) << name << " not ready:\n" << p.out() << p.err();
+    return addr ? *addr : std::string();
+  }
+
+  // `leap check --json` of one candidate; the verdict, or the stderr text on failure.
+  nlohmann::json check(const std::string& name, const std::string& source,
+                       std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--set", "environment.backend=cpu",
+                                     "--set", "environment.cache_dir=" + root + "/cache-" + name,
+                                     "--set", "executor.seed=7"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"check", "--task", "vector_add", "--source", source, "--json"});
+    auto& p = start(name, args);
+    if (!p.exited(std::chrono::seconds(120))) {
+      p.kill(SIGKILL);
+      return {{"failure", "timed out"}};
+    }
+    if (!p.exited_ok())
+      return {{"failure", p.err()}};
+    return nlohmann::json::parse(p.out());
+  }
+
+  static std::string nodes_key(const std::vector<std::string>& addrs) {
+    std::string v;
+    for (auto& a : addrs)
+      v += (v.empty() ? "\"" : ", \"") + a + "\"";
+    return "cluster.nodes=[" + v + "]";
+  }
+};
+
+TEST_F(cluster_fixture, CheckThroughTwoNodesGivesTheSingleProcessVerdicts) {
+  auto a = start_node("node-a");
+  auto b = start_node("node-b");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  int n = 0;
+  for (auto file : {"grid_stride.cu", "float4_gridstride.cu", "compile_error.cu",
+                    "wrong_answer.cu", "null_deref.cu", "no_entry.cu", "oob_write.cu"}) {
+    auto local = check("local-" + std::to_string(n), candidates + file, {});
+    auto remote = check("head-" + std::to_string(n), candidates + file,
+                        {"--set", nodes_key({a, b})});
+    ++n;
+    ASSERT_FALSE(local.contains("failure")) << file << ": " << local.dump();
+    ASSERT_FALSE(remote.contains("failure")) << file << ": " << remote.dump();
+    for (auto key : {"status", "reason", "trials_run", "trials_passed", "max_abs_error",
+                     "mismatch_index", "emulation_unsupported"})
+      EXPECT_EQ(local[key], remote[key]) << file << " " << key;
+    EXPECT_EQ(remote["cached"], false) << file;
+  }
+  // Both nodes did work: the node that did not compile a candidate built what it ran.
+  for (auto& p : procs)
+    if (p->out().find("node ready") != std::string::npos)
+      EXPECT_NE(p->err().find("head connected"), std::string::npos) << p->err();
+  // SIGTERM drains each node: it exits 0 and says how many jobs it did.
+  for (auto& p : procs) {
+    if (p->out().find("node ready") == std::string::npos)
+      continue;
+    p->kill(SIGTERM);
+    ASSERT_TRUE(p->exited(std::chrono::seconds(30)));
+    EXPECT_TRUE(p->exited_ok()) << p->err();
+    EXPECT_NE(p->err().find("stopped after"), std::string::npos) << p->err();
+  }
+}
+
+TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturns) {
+  auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto a = start_node("node-a");
+  auto b = start_node("node-b");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  const int steps = 10, groups_per_step = 2, g = 4;
+  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
+  for (auto& s : test::tiny)
+    args.insert(args.end(), {"--set", s});
+  const std::string out = root + "/run";
+  args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps),
+                           "--set", "train.group_size=" + std::to_string(g),
+                           "--set", "environment.cache_dir=" + root + "/cache-head",
+                           "--set", "cluster.heartbeat_seconds=0.2",
+                           "--set", "compiler.retries=2", "--set", "executor.retries=2",
+                           "--set", nodes_key({a, b}), "train", "--out", out});
+  auto& head = start("head", args);
+  // After the first step, node a dies as the OOM killer would take it.
+  auto first = std::chrono::steady_clock::now();
+  while (test::read_jsonl(out + "/metrics.jsonl").empty()
+         && std::chrono::steady_clock::now() - first < std::chrono::seconds(120)
+         && !head.exited(std::chrono::milliseconds(0)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(test::read_jsonl(out + "/metrics.jsonl").empty()) << head.err();
+  procs[0]->kill(SIGKILL);
+  auto t_kill = std::chrono::steady_clock::now();
+  ASSERT_TRUE(head.wait_for("node " + a + " lost", std::chrono::seconds(30), true)) << head.err();
+  double lost_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_kill).count();
+  // It comes back on the same address.
+  auto again = start_node("node-a2", {}, a);
+  ASSERT_EQ(again, a);
+  bool rejoined = head.wait_for("node " + a + " rejoined", std::chrono::seconds(60), true).has_value();
+  ASSERT_TRUE(head.exited(std::chrono::seconds(600))) << "leap train did not finish";
+  ASSERT_TRUE(head.exited_ok()) << head.err() << head.out();
+  EXPECT_TRUE(rejoined) << "the restarted node was not used again:\n" << head.err();
+
+  auto metrics = test::read_jsonl(out + "/metrics.jsonl");
+  ASSERT_EQ(metrics.size(), static_cast<std::size_t>(steps));
+  // Every group accounts for all G attempts.
+  auto groups = test::read_jsonl(out + "/groups.jsonl");
+  ASSERT_EQ(groups.size(), static_cast<std::size_t>(steps * groups_per_step));
+  int dropped = 0;
+  for (auto& grp : groups) {
+    ASSERT_EQ(grp["attempts"].size(), static_cast<std::size_t>(g)) << grp.dump();
+    for (auto& at : grp["attempts"])
+      dropped += at["dropped"].get<bool>() ? 1 : 0;
+  }
+  // The per-node figures: node a lost once and back, its jobs re-run elsewhere.
+  auto& last = metrics.back();
+  ASSERT_TRUE(last.contains("nodes")) << last.dump();
+  nlohmann::json node_a;
+  for (auto& nd : last["nodes"])
+    if (nd["node"] == a)
+      node_a = nd;
+  ASSERT_FALSE(node_a.is_null()) << last.dump();
+  EXPECT_GE(node_a["lost"].get<int>(), 1);
+  EXPECT_GE(node_a["rejoined"].get<int>(), 1);
+  std::printf("[ cluster ] node lost %.2f s after SIGKILL; %d jobs re-run elsewhere; %d of %d "
+              "attempts dropped; node a did %d jobs in its two lives\n",
+              lost_after, node_a["rerun"].get<int>(), dropped, steps * groups_per_step * g,
+              node_a["done"].get<int>());
+  EXPECT_NE(head.out().find("nodes:"), std::string::npos) << head.out();
+  for (auto& p : procs)
+    p->kill(SIGTERM);
+  for (auto& p : procs)
+    EXPECT_TRUE(p->exited(std::chrono::seconds(30)));
+}
+
+// Certificates made the way docs/cluster.md tells users to make them.
+bool make_pki(const std::string& dir) {
+  auto sh = [&](const std::string& cmd) { return std::system(("cd " + dir + " && " + cmd + " >/dev/null 2>&1").c_str()) == 0; };
+  auto ca = [&](const std::string& n) {
+    return sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
+              + ".pem -days 2 -subj /CN=" + n);
+  };
+  auto cert = [&](const std::string& n, const std::string& by) {
+    return sh("openssl req -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
+              + ".csr -subj /CN=" + n)
+           && sh("openssl x509 -req -in " + n + ".csr -CA " + by + ".pem -CAkey " + by
+                 + ".key -CAcreateserial -out " + n + ".pem -days 2");
+  };
+  return ca("ca") && ca("other_ca") && cert("node", "ca") && cert("head", "ca")
+         && cert("rogue", "other_ca");
+}
+
+std::vector<std::string> tls(const std::string& dir, const std::string& who,
+                             const std::string& ca = "ca") {
+  return {"--set", "cluster.tls_cert=" + dir + "/" + who + ".pem",
+          "--set", "cluster.tls_key=" + dir + "/" + who + ".key",
+          "--set", "cluster.tls_ca=" + dir + "/" + ca + ".pem"};
+}
+
+TEST_F(cluster_fixture, TlsWithMutualAuthenticationRefusesStrangers) {
+  const std::string pki = root + "/pki";
+  fs::create_directories(pki);
+  ASSERT_TRUE(make_pki(pki)) << "the openssl CLI could not make test certificates";
+  auto node = start_node("node-tls", tls(pki, "node"));
+  ASSERT_FALSE(node.empty());
+  EXPECT_NE(procs[0]->out().find("TLS"), std::string::npos) << procs[0]->out();
+  auto wait = std::vector<std::string>{"--set", "cluster.node_wait_seconds=3"};
+  auto with = [&](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  auto ok = check("head-tls", candidates + "grid_stride.cu",
+                  with(tls(pki, "head"), {"--set", nodes_key({node})}));
+  EXPECT_EQ(ok["status"], "correct") << ok.dump();
+  // A head without a certificate, and one whose certificate another CA signed, get nothing.
+  auto plain = check("head-plain", candidates + "grid_stride.cu",
+                     with(wait, {"--set", nodes_key({node})}));
+  ASSERT_TRUE(plain.contains("failure")) << plain.dump();
+  EXPECT_NE(plain["failure"].get<std::string>().find("no node that can compile"), std::string::npos)
+    << plain.dump();
+  auto rogue = check("head-rogue", candidates + "grid_stride.cu",
+                     with(with(wait, tls(pki, "rogue")), {"--set", nodes_key({node})}));
+  ASSERT_TRUE(rogue.contains("failure")) << rogue.dump();
+  EXPECT_NE(rogue["failure"].get<std::string>().find("cannot connect"), std::string::npos)
+    << rogue.dump();
+  // The node is unharmed and still serves its own CA's head.
+  auto again = check("head-tls2", candidates + "wrong_answer.cu",
+                     with(tls(pki, "head"), {"--set", nodes_key({node})}));
+  EXPECT_EQ(again["status"], "wrong_answer") << again.dump();
+  // Plain TCP off loopback is refused before anything listens.
+  auto& open = start("node-open", {"--set", "environment.backend=cpu", "node", "--listen",
+                                   "0.0.0.0:0"});
+  ASSERT_TRUE(open.exited(std::chrono::seconds(60)));
+  EXPECT_EQ(WEXITSTATUS(open.status()), 2);
+  EXPECT_NE(open.err().find("cluster.insecure"), std::string::npos) << open.err();
+}
+
+TEST_F(cluster_fixture, ANodeOfAnotherMessageSetIsRefusedNamingBothVersions) {
+  // A node whose build identity differs (as a node built from other message types would be).
+  caf::actor_system_config cfg;
+  msg::register_message_types(cfg);
+  cfg.load<caf::io::middleman>();
+  caf::actor_system sys{cfg};
+  actors::node_options no;
+  no.info.name = "stranger";
+  no.info.identity = {"0.0.9-other", "0123456789abcdef"};
+  auto node = actors::spawn_node(sys, no);
+  auto port = runtime::free_port("127.0.0.1");
+  ASSERT_TRUE(port) << port.message();
+  ASSERT_TRUE(runtime::publish_node(sys, node, {"127.0.0.1", *port}, false));
+  auto out = check("head", candidates + "grid_stride.cu",
+                   {"--set", "cluster.node_wait_seconds=3",
+                    "--set", nodes_key({"127.0.0.1:" + std::to_string(*port)})});
+  ASSERT_TRUE(out.contains("failure")) << out.dump();
+  auto text = out["failure"].get<std::string>();
+  EXPECT_NE(text.find("0.0.9-other"), std::string::npos) << text;
+  EXPECT_NE(text.find(msg::this_build_identity().version), std::string::npos) << text;
+  EXPECT_NE(text.find("refuse"), std::string::npos) << text;
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
