@@ -113,8 +113,42 @@ TEST_F(fixture, ExecMessagesAndStatsRoundTrip) {
   EXPECT_EQ(q.emulation_unsupported, 2u);
 }
 
+TEST_F(fixture, ClusterMessagesRoundTrip) {
+  msg::node_exec_reply r;
+  r.rep.id = 4;
+  r.rep.v = sample_verdict();
+  r.missing_builds = {"aa11", "bb22"};
+  auto p = roundtrip(r);
+  EXPECT_EQ(p.rep.id, 4u);
+  EXPECT_EQ(p.missing_builds, r.missing_builds);
+  EXPECT_EQ(env::to_json(p.rep.v), env::to_json(r.rep.v));
+  msg::cluster_status s;
+  msg::node_row row;
+  row.name = "10.0.0.2:7100";
+  row.state = msg::node_state::lost;
+  row.done = 12;
+  row.rerun = 3;
+  row.busy_seconds = 4.5;
+  row.problem = "cannot connect";
+  s.nodes = {row};
+  s.queued_execute = 2;
+  auto q = roundtrip(s);
+  ASSERT_EQ(q.nodes.size(), 1u);
+  EXPECT_EQ(q.nodes[0].name, row.name);
+  EXPECT_EQ(q.nodes[0].state, msg::node_state::lost);
+  EXPECT_EQ(q.nodes[0].rerun, 3u);
+  EXPECT_DOUBLE_EQ(q.nodes[0].busy_seconds, 4.5);
+  EXPECT_EQ(q.nodes[0].problem, row.problem);
+  EXPECT_EQ(q.queued_execute, 2u);
+  msg::node_info info{"h:1", msg::this_build_identity(), env::backend::cuda, 4, 2};
+  auto i = roundtrip(info);
+  EXPECT_EQ(i.identity.messages, info.identity.messages);
+  EXPECT_EQ(i.backend, env::backend::cuda);
+  EXPECT_EQ(i.execute_workers, 2u);
+}
+
 TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
-  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 22);
+  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 28);
   EXPECT_STREQ(caf::type_name<msg::compile_request>::value, "leap::msg::compile_request");
   // Registered types can travel inside a caf::message and be serialized there too.
   auto m = caf::make_message(msg::compile_atom_v,

@@ -102,7 +102,10 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "train.max_new_tokens", "train.seed", "train.checkpoint_every", "train.warm_start",
       "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
       "learner.clip_low", "learner.clip_high", "learner.kl_coef", "learner.aggregation",
-      "learner.micro_batch", "learner.mini_batches", "learner.epochs"};
+      "learner.micro_batch", "learner.mini_batches", "learner.epochs", "node.listen",
+      "node.roles", "cluster.nodes", "cluster.local_roles", "cluster.queue_per_worker",
+      "cluster.heartbeat_seconds", "cluster.heartbeat_misses", "cluster.node_wait_seconds",
+      "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -263,10 +266,10 @@ TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
             "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
+            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
   EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
             "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
-            "executor, emulation, cuda, policy, sft, eval, train, learner)");
+            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
@@ -277,7 +280,7 @@ TEST(ConfigLoadErrors, KeyOutsideAnySection) {
             "[executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
             "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
+            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
@@ -421,7 +424,7 @@ TEST(ConfigOverride, UnknownKey) {
             "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines, retries)");
   EXPECT_EQ(set_error("exector.trials=3"),
             "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner)");
+            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");
