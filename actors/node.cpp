@@ -98,7 +98,9 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
       msg::node_exec_reply missing;
       std::error_code ec;
       for (const auto* key : {&req.candidate_build, &req.reference_build})
-        if (!std::filesystem::exists(env::build_executable(s.opts.cache_dir, *key), ec))
+        if (s.opts.holds_build
+              ? !s.opts.holds_build(*key)
+              : !std::filesystem::exists(env::build_executable(s.opts.cache_dir, *key), ec))
           missing.missing_builds.push_back(*key);
       if (!missing.missing_builds.empty()) {
         missing.rep.id = req.id;

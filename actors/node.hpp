@@ -25,6 +25,9 @@ struct node_options {
   msg::compiler_pool_actor compilers;    // null: the node does not compile
   msg::executor_pool_actor executors;    // null: the node does not execute
   std::string cache_dir;                 // where its builds live (env::build_executable)
+  // Optional: whether it holds a build (default: its worker file exists under cache_dir).
+  // `leap bench node`'s latency models hold every build.
+  std::function<bool(const std::string& key)> holds_build;
   std::chrono::milliseconds job_timeout{std::chrono::minutes(30)}; // a job in its own pools
   std::function<void(const std::string&)> log; // optional: hellos, refusals, drain
 };

@@ -217,29 +217,32 @@ int run_sweep(const scenario& base, const bench_args& args, const std::string& o
 
 } // namespace
 
+result<scenario> load_scenario_with(const std::string& path, const std::vector<std::string>& sets) {
+  auto sc = load_scenario(path);
+  if (!sc)
+    return sc.err();
+  for (auto& s : sets) {
+    auto r = starts_with(s, "bench.") ? apply_bench_override(*sc, s)
+                                      : config::apply_override(sc->cfg, s, &sc->origins);
+    if (!r)
+      return r.err();
+  }
+  if (auto r = validate(*sc); !r)
+    return make_error(path + ": " + r.message());
+  return sc;
+}
+
 int cmd_bench(const bench_args& args) {
   if (args.scenario_path.empty()) {
     std::cerr << "leap: bench needs --config configs/bench/<scenario>.toml\n";
     return 2;
   }
-  auto sc_r = load_scenario(args.scenario_path);
+  auto sc_r = load_scenario_with(args.scenario_path, args.sets);
   if (!sc_r) {
     std::cerr << "leap: " << sc_r.message() << "\n";
     return 2;
   }
   auto sc = std::move(*sc_r);
-  for (auto& s : args.sets) {
-    auto r = starts_with(s, "bench.") ? apply_bench_override(sc, s)
-                                      : config::apply_override(sc.cfg, s, &sc.origins);
-    if (!r) {
-      std::cerr << "leap: " << r.message() << "\n";
-      return 2;
-    }
-  }
-  if (auto r = validate(sc); !r) {
-    std::cerr << "leap: " << args.scenario_path << ": " << r.message() << "\n";
-    return 2;
-  }
   std::string out_dir = args.out_dir.empty() ? "runs/bench/" + sc.name : args.out_dir;
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -249,6 +252,8 @@ int cmd_bench(const bench_args& args) {
   }
   if (!args.sweep.empty())
     return run_sweep(sc, args, out_dir);
+  if (!sc.nodes.empty())
+    return run_cluster_bench(sc, args, out_dir);
 
   std::fprintf(stderr, "leap bench %s: %s\n", sc.name.c_str(), shape_of(sc).c_str());
   comparison cmp;

@@ -7,6 +7,9 @@
 // thread; no CAF in this header.
 #pragma once
 
+#include "bench/pipeline/scenario.hpp"
+#include "common/result.hpp"
+
 #include <string>
 #include <vector>
 
@@ -22,5 +25,13 @@ struct bench_args {
 
 // 0 done, 1 a run failed, 2 bad usage or scenario.
 int cmd_bench(const bench_args& args);
+
+// The scenario file with the --set assignments applied and its rules checked.
+result<scenario> load_scenario_with(const std::string& path, const std::vector<std::string>& sets);
+
+// A cluster scenario ([bench] nodes = [1, 2, 4]; bench/pipeline/cluster_bench.cpp): the async
+// mode with compile and execute on that many `leap bench node` processes, the scaling table
+// against the analytic bound, and the per-job middleman overhead with and without TLS.
+int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir);
 
 } // namespace leap::bench

@@ -8,8 +8,13 @@
 #include "policy/model_config.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
+#include "actors/cluster.hpp"
+#include "runtime/cluster/transport.hpp"
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/pipeline/options.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -86,7 +91,8 @@ bench_mode turn1_mode_of(const scenario& sc) {
 }
 
 result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::services* svc,
-                                std::function<void(int, int, double)> on_step) {
+                                std::function<void(int, int, double)> on_step,
+                                std::vector<std::string> nodes) {
   auto cfg = sc.cfg;
   if (mode == bench_mode::async_cancel_turn1)
     cfg.train.cancel_pruned_turn1 = true;
@@ -207,6 +213,28 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     d.stand_ins.executors = [o = d.executors, dist = sc.execute.dist, ctx](caf::actor_system& sys) {
       return spawn_latency_executor_pool(sys, o, dist, ctx);
     };
+  if (!nodes.empty()) {
+    // Compile and execute on the nodes: the dispatcher is spawned with the compilers' stand-in
+    // and its execute facade handed out with the executors' (the assembly's order).
+    actors::cluster_options co;
+    co.nodes = nodes;
+    co.identity = msg::this_build_identity();
+    co.queue_per_worker = cfg.cluster.queue_per_worker;
+    co.heartbeat_seconds = cfg.cluster.heartbeat_seconds;
+    co.heartbeat_misses = cfg.cluster.heartbeat_misses;
+    co.node_wait_seconds = cfg.cluster.node_wait_seconds;
+    co.compile_retries = cfg.compiler.retries;
+    co.exec_retries = cfg.executor.retries;
+    co.log = [](const std::string& line) { std::fprintf(stderr, "  cluster: %s\n", line.c_str()); };
+    auto handles = std::make_shared<actors::cluster_handles>();
+    d.stand_ins.configure = [](caf::actor_system_config& c) { c.load<caf::io::middleman>(); };
+    d.stand_ins.compilers = [co, handles](caf::actor_system& sys) mutable {
+      co.connect = runtime::node_connector(sys, false);
+      *handles = actors::spawn_cluster(sys, co);
+      return handles->compilers;
+    };
+    d.stand_ins.executors = [handles](caf::actor_system&) { return handles->executors; };
+  }
   latency_learner_options lo;
   lo.batch_groups = tc.batch_groups;
   lo.order = tc.batch_order;

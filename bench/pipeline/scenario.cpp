@@ -191,7 +191,21 @@ result<scenario> load_scenario(const std::string& path) {
     return make_error(path + ": 'bench' must be a table ([bench])");
   const auto& b = *bn->as_table();
   rd.only(b, "bench", {"time_scale", "seed", "timeline_step", "generate", "compile", "execute",
-                       "learner", "tasks"});
+                       "learner", "tasks", "nodes", "overhead_jobs"});
+  if (auto* nn = b.get("nodes")) {
+    auto* arr = nn->as_array();
+    bool ok = arr && !arr->empty();
+    for (std::size_t i = 0; ok && i < arr->size(); ++i) {
+      auto v = arr->get(i)->value<std::int64_t>();
+      ok = arr->get(i)->is_integer() && v && *v >= 0 && *v <= 16;
+      if (ok)
+        s.nodes.push_back(static_cast<int>(*v));
+    }
+    if (!ok)
+      rd.error(*nn, "bench.nodes", "expected a non-empty array of node counts from 0 (in-process) to 16");
+  }
+  if (std::int64_t ov = 0; rd.integer(b, "bench", "overhead_jobs", ov, 0))
+    s.overhead_jobs = static_cast<int>(ov);
   rd.number(b, "bench", "time_scale", s.time_scale, 0.0, true);
   std::int64_t iv = 0;
   if (rd.integer(b, "bench", "seed", iv, 0))
@@ -266,6 +280,10 @@ result<void> validate(const scenario& s) {
     return make_error("bench.generate.model = \"policy\" needs the real environment (compile "
                       "\"nvcc\", execute \"backend\"): the latency models identify attempts by "
                       "keys only the latency-model generator writes");
+  if (!s.nodes.empty() && (s.compile.real || s.execute.real))
+    return make_error("bench.nodes measures the cluster with latency-model compile and "
+                      "execute stages (bench.compile.model and bench.execute.model must not be "
+                      "real)");
   if (s.any_real() && s.time_scale != 1.0)
     return make_error("bench.time_scale must be 1 when a stage is real (real stages cannot be "
                       "sped up)");

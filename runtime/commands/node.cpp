@@ -7,7 +7,7 @@
 #include "actors/executor_pool.hpp"
 #include "actors/node.hpp"
 #include "common/host_port.hpp"
-#include "messages/error_text.hpp"
+#include "runtime/cluster/node_host.hpp"
 #include "runtime/cluster/transport.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/options.hpp"
@@ -17,27 +17,13 @@
 #include <caf/io/all.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <thread>
 
 namespace leap::runtime {
 
 namespace {
 
-std::atomic<bool> g_node_stop{false};
-void on_node_signal(int) { g_node_stop.store(true); }
-
-void log_line(const std::string& line) {
-  std::time_t t = std::time(nullptr);
-  char ts[32];
-  std::strftime(ts, sizeof ts, "%H:%M:%S", std::localtime(&t));
-  std::fprintf(stderr, "leap node %s: %s\n", ts, line.c_str());
-  std::fflush(stderr);
-}
+void log_line(const std::string& line) { node_log_line("leap node", line); }
 
 int run_node(const command_context& ctx) {
   auto& svc = *ctx.svc;
@@ -83,56 +69,29 @@ int run_node(const command_context& ctx) {
                                                svc.cache_dir);
     no.info.execute_workers = static_cast<std::uint32_t>(execute.workers);
   }
-  auto compilers = no.compilers;
-  auto executors = no.executors;
-  auto shutdown = [&](const auto& node) {
-    for (auto h : {caf::actor_cast<caf::actor>(node), caf::actor_cast<caf::actor>(compilers),
-                   caf::actor_cast<caf::actor>(executors)})
-      if (h)
-        caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-  };
-  // The node names itself by the address it listens on, so the port is fixed first (port 0:
-  // one the kernel says is free now).
-  bool tls = uses_tls(cfg.cluster);
-  if (addr->port == 0) {
-    auto p = free_port(addr->host);
-    if (!p) {
-      std::fprintf(stderr, "leap node: %s\n", p.message().c_str());
-      return exit_failed;
-    }
-    addr->port = *p;
-  }
-  no.info.name = addr->text();
-  auto node = actors::spawn_node(sys, no);
-  if (auto port = publish_node(sys, node, *addr, tls); !port) {
-    shutdown(node);
-    std::fprintf(stderr, "leap node: %s\n", port.message().c_str());
-    return exit_failed;
-  }
-  std::printf("node ready on %s: compile %u, execute %u (backend %s, %s, messages %s)\n",
-              addr->text().c_str(), no.info.compile_workers, no.info.execute_workers,
-              env::to_string(svc.backend), tls ? "TLS" : "plain TCP",
-              no.info.identity.messages.c_str());
-  std::fflush(stdout);
-
-  g_node_stop.store(false);
-  auto old_int = std::signal(SIGINT, on_node_signal);
-  auto old_term = std::signal(SIGTERM, on_node_signal);
-  while (!g_node_stop.load())
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
-
-  caf::scoped_actor self{sys};
-  std::uint64_t done = 0;
-  auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(
-    (cfg.compiler.timeout_seconds + cfg.executor.timeout_seconds * 2) * 4 + 60));
-  self->request(node, limit, msg::drain_atom_v)
-    .receive([&](std::uint64_t n) { done = n; },
-             [&](caf::error& e) { log_line("drain: " + msg::error_text(e, sys)); });
-  log_line("stopped after " + std::to_string(done) + " job(s)");
-  shutdown(node);
-  return exit_ok;
+  node_host_options ho;
+  ho.listen = *addr;
+  ho.tls = uses_tls(cfg.cluster);
+  ho.log = log_line;
+  ho.drain_limit = std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::chrono::duration<double>((cfg.compiler.timeout_seconds + cfg.executor.timeout_seconds * 2)
+                                    * (1 + std::max(cfg.compiler.retries, cfg.executor.retries))
+                                  + 60));
+  std::string details = "compile " + std::to_string(no.info.compile_workers) + ", execute "
+                        + std::to_string(no.info.execute_workers) + " (backend "
+                        + env::to_string(svc.backend) + ", " + (ho.tls ? "TLS" : "plain TCP")
+                        + ", messages " + no.info.identity.messages + ")";
+  int rc = host_node_until_signal(
+    sys, ho,
+    [&](const std::string& name) {
+      no.info.name = name;
+      return actors::spawn_node(sys, no);
+    },
+    details);
+  for (auto h : {caf::actor_cast<caf::actor>(no.compilers), caf::actor_cast<caf::actor>(no.executors)})
+    if (h)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  return rc == 0 ? exit_ok : exit_failed;
 }
 
 } // namespace

@@ -95,6 +95,8 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
   } else {
     msg::register_message_types(I->cfg);
   }
+  if (d.stand_ins.configure)
+    d.stand_ins.configure(I->cfg);
   I->sys = std::make_unique<caf::actor_system>(I->cfg);
   auto& sys = *I->sys;
   I->engine = d.engine;

@@ -44,6 +44,9 @@ struct stage_spawners {
   std::function<msg::compiler_pool_actor(caf::actor_system&)> compilers;
   std::function<msg::executor_pool_actor(caf::actor_system&)> executors;
   std::function<msg::learner_actor(caf::actor_system&)> learner;
+  // Optional: adds to the actor system's config before it starts (a stand-in that talks to
+  // other processes loads the middleman). Stand-ins are spawned in the order above.
+  std::function<void(caf::actor_system_config&)> configure;
 };
 
 // `leap train` and `leap bench`: the judge, the learner and the trainer that drives admission.

@@ -1,0 +1,373 @@
+// The cluster benchmark (configs/bench/cluster.toml) and `leap bench node`, the worker it runs:
+// a node whose compile and execute pools are the scenario's latency models, so a head on this
+// 2-core machine can drive several nodes whose capacity is not limited by the cores. For each
+// node count of [bench] nodes, `leap bench` starts that many `leap bench node` processes on
+// loopback, runs the async mode with generation and the learner as stand-ins in the head, and
+// compares attempts/s with the analytic bound of that many nodes; then it probes the per-job
+// round trip through a node (a zero-service-time job) in-process, over plain TCP and over TLS.
+#include "actors/node.hpp"
+#include "bench/pipeline/command.hpp"
+#include "bench/pipeline/latency_pools.hpp"
+#include "bench/pipeline/results.hpp"
+#include "bench/pipeline/run_mode.hpp"
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "messages/error_text.hpp"
+#include "runtime/cluster/node_host.hpp"
+#include "runtime/cluster/transport.hpp"
+#include "runtime/commands/table.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <thread>
+
+extern char** environ;
+
+namespace leap::bench {
+
+namespace {
+
+std::shared_ptr<latency_context> node_context(const scenario& sc) {
+  auto ctx = std::make_shared<latency_context>();
+  ctx->timer = std::make_shared<deadline_timer>();
+  ctx->time_scale = sc.time_scale;
+  ctx->seed = sc.seed;
+  ctx->task_names = sc.task_names();
+  ctx->success = sc.task_success();
+  return ctx;
+}
+
+// A node over the scenario's latency-model pools (they hold every "build": there are none).
+actors::node_options latency_node(caf::actor_system& sys, const scenario& sc,
+                                  std::shared_ptr<latency_context> ctx) {
+  actors::node_options no;
+  no.info.identity = msg::this_build_identity();
+  no.info.backend = env::backend::cpu;
+  no.holds_build = [](const std::string&) { return true; };
+  actors::pool_options c, e;
+  c.workers = static_cast<std::size_t>(sc.cfg.compiler.workers);
+  e.workers = static_cast<std::size_t>(sc.cfg.executor.workers);
+  no.compilers = spawn_latency_compiler_pool(sys, c, sc.compile.dist, ctx);
+  no.executors = spawn_latency_executor_pool(sys, e, sc.execute.dist, ctx);
+  no.info.compile_workers = static_cast<std::uint32_t>(c.workers);
+  no.info.execute_workers = static_cast<std::uint32_t>(e.workers);
+  return no;
+}
+
+int run_bench_node(const runtime::command_context& ctx) {
+  const auto& a = ctx.args;
+  auto sc = load_scenario_with(a.config_file, a.sets);
+  if (!sc)
+    return runtime::usage_error(sc.message());
+  auto addr = parse_host_port(a.opt("--listen").value_or("127.0.0.1:0"));
+  if (!addr)
+    return runtime::usage_error("--listen: " + addr.message());
+  auto plain = runtime::check_plain_allowed(sc->cfg.cluster, *addr, "--listen");
+  if (!plain)
+    return runtime::usage_error(plain.message());
+  caf::actor_system_config cfg;
+  msg::register_message_types(cfg);
+  if (auto r = runtime::configure_transport(cfg, sc->cfg.cluster); !r)
+    return runtime::usage_error(r.message());
+  caf::actor_system sys{cfg};
+  auto no = latency_node(sys, *sc, node_context(*sc));
+  runtime::node_host_options ho;
+  ho.listen = *addr;
+  ho.tls = runtime::uses_tls(sc->cfg.cluster);
+  ho.what = "bench node";
+  ho.log = [](const std::string& l) { runtime::node_log_line("leap bench node", l); };
+  auto details = "compile " + std::to_string(no.info.compile_workers) + ", execute "
+                 + std::to_string(no.info.execute_workers) + " (latency models of "
+                 + sc->name + ")";
+  int rc = runtime::host_node_until_signal(
+    sys, ho,
+    [&](const std::string& name) {
+      no.info.name = name;
+      return actors::spawn_node(sys, no);
+    },
+    details);
+  for (auto h : {caf::actor_cast<caf::actor>(no.compilers), caf::actor_cast<caf::actor>(no.executors)})
+    caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  return rc;
+}
+
+// One `leap bench node` child: started, its address read from its ready line, stopped with
+// SIGTERM (or SIGKILL after 10 s) when dropped.
+class node_child {
+public:
+  node_child(const bench_args& args, const std::string& log, std::vector<std::string> extra) {
+    std::vector<std::string> argv_s = {"/proc/self/exe", "--config", args.scenario_path};
+    for (auto& s : args.sets)
+      argv_s.insert(argv_s.end(), {"--set", s});
+    for (auto& s : extra)
+      argv_s.insert(argv_s.end(), {"--set", s});
+    argv_s.insert(argv_s.end(), {"bench", "node", "--listen", "127.0.0.1:0"});
+    std::vector<char*> argv;
+    for (auto& s : argv_s)
+      argv.push_back(s.data());
+    argv.push_back(nullptr);
+    out_ = log + ".out";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, (log + ".err").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0)
+      pid_ = 0;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~node_child() {
+    if (pid_ == 0)
+      return;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 500; ++i) {
+      int st = 0;
+      if (::waitpid(pid_, &st, WNOHANG) == pid_)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  node_child(const node_child&) = delete;
+  node_child& operator=(const node_child&) = delete;
+
+  // Its HOST:PORT once ready (30 s at most).
+  result<std::string> address() {
+    std::regex re("ready on ([0-9.]+:[0-9]+)");
+    for (int i = 0; i < 1500 && pid_ != 0; ++i) {
+      auto text = read_file(out_);
+      std::smatch m;
+      if (text && std::regex_search(*text, m, re))
+        return m[1].str();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return make_error("leap bench node did not start (see " + out_ + " and its .err)");
+  }
+
+private:
+  pid_t pid_ = 0;
+  std::string out_;
+};
+
+struct overhead_figures {
+  std::string transport;
+  double p50_ms = 0, p99_ms = 0;
+  int jobs = 0;
+};
+
+// `jobs` zero-service-time compile jobs (references complete at once in the latency model),
+// one after another, to `node`; round trips in milliseconds.
+result<overhead_figures> probe(caf::actor_system& sys, const msg::node_actor& node, int jobs,
+                               const std::string& transport) {
+  caf::scoped_actor self{sys};
+  std::vector<double> ms;
+  std::string source(2048, 'x'); // a typical candidate's size
+  for (int i = 0; i < jobs; ++i) {
+    msg::compile_request req{static_cast<std::uint64_t>(i + 1), "probe", source,
+                             env::backend::cpu, true};
+    auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::string> failure;
+    self->request(node, std::chrono::seconds(10), msg::compile_atom_v, req)
+      .receive([](msg::compile_reply&) {},
+               [&](caf::error& e) { failure = msg::error_text(e, sys); });
+    if (failure)
+      return make_error(transport + " probe: " + *failure);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return overhead_figures{transport, percentile(ms, 0.5), percentile(ms, 0.99), jobs};
+}
+
+// Test certificates made by the openssl CLI (a CA and one certificate each side).
+result<config::cluster_section> make_test_pki(const std::string& dir, const std::string& who) {
+  auto sh = [&](const std::string& cmd) {
+    return std::system(("cd " + dir + " && " + cmd + " >/dev/null 2>&1").c_str()) == 0;
+  };
+  if (!std::ifstream(dir + "/ca.pem")
+      && !sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+             "-subj /CN=leap-bench-ca"))
+    return make_error("the openssl CLI could not make a test CA");
+  if (!sh("openssl req -newkey rsa:2048 -nodes -keyout " + who + ".key -out " + who
+          + ".csr -subj /CN=" + who)
+      || !sh("openssl x509 -req -in " + who + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+             "-out " + who + ".pem -days 2"))
+    return make_error("the openssl CLI could not make a test certificate");
+  config::cluster_section c;
+  c.tls_cert = dir + "/" + who + ".pem";
+  c.tls_key = dir + "/" + who + ".key";
+  c.tls_ca = dir + "/ca.pem";
+  return c;
+}
+
+// In-process (no transport), plain TCP and TLS round trips of a zero-service-time job.
+std::vector<overhead_figures> middleman_overhead(const scenario& sc, const bench_args& args,
+                                                 const std::string& out_dir) {
+  std::vector<overhead_figures> out;
+  auto report = [&](result<overhead_figures> r, const std::string& what) {
+    if (r)
+      out.push_back(*r);
+    else
+      std::fprintf(stderr, "  overhead (%s): %s\n", what.c_str(), r.message().c_str());
+  };
+  {
+    caf::actor_system_config cfg;
+    msg::register_message_types(cfg);
+    caf::actor_system sys{cfg};
+    auto no = latency_node(sys, sc, node_context(sc));
+    auto node = actors::spawn_node(sys, no);
+    report(probe(sys, node, sc.overhead_jobs, "in-process"), "in-process");
+    for (auto h : {caf::actor_cast<caf::actor>(node), caf::actor_cast<caf::actor>(no.compilers),
+                   caf::actor_cast<caf::actor>(no.executors)})
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  }
+  auto pki = out_dir + "/pki";
+  std::error_code ec;
+  std::filesystem::create_directories(pki, ec);
+  for (bool tls : {false, true}) {
+    std::vector<std::string> extra;
+    config::cluster_section head;
+    if (tls) {
+      auto n = make_test_pki(pki, "node");
+      auto h = make_test_pki(pki, "head");
+      if (!n || !h) {
+        std::fprintf(stderr, "  overhead (TLS): %s\n", (!n ? n : h).message().c_str());
+        continue;
+      }
+      extra = {"cluster.tls_cert=" + n->tls_cert, "cluster.tls_key=" + n->tls_key,
+               "cluster.tls_ca=" + n->tls_ca};
+      head = *h;
+    }
+    node_child child(args, out_dir + (tls ? "/probe-node-tls" : "/probe-node-plain"), extra);
+    auto addr = child.address();
+    if (!addr) {
+      report(addr.err(), tls ? "TLS" : "plain TCP");
+      continue;
+    }
+    caf::actor_system_config cfg;
+    msg::register_message_types(cfg);
+    if (auto r = runtime::configure_transport(cfg, head); !r) {
+      report(r.err(), "TLS");
+      continue;
+    }
+    caf::actor_system sys{cfg};
+    auto hp = parse_host_port(*addr);
+    auto node = runtime::node_connector(sys, tls)(hp->host, hp->port);
+    if (!node) {
+      report(node.err(), tls ? "TLS" : "plain TCP");
+      continue;
+    }
+    report(probe(sys, *node, sc.overhead_jobs, tls ? "TLS" : "plain TCP"), "probe");
+  }
+  return out;
+}
+
+} // namespace
+
+int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir) {
+  std::fprintf(stderr, "leap bench %s: the async mode with compile and execute on 1..%d `leap "
+                       "bench node` processes (compile %d x %s s, execute %d x %s s per node)\n",
+               sc.name.c_str(), sc.nodes.back(), sc.cfg.compiler.workers,
+               format_fixed(sc.compile.dist.mean, 2).c_str(), sc.cfg.executor.workers,
+               format_fixed(sc.execute.dist.mean, 2).c_str());
+  struct row {
+    int nodes;
+    mode_figures f;
+    bound_figures bound;
+  };
+  std::vector<row> rows;
+  for (int n : sc.nodes) {
+    std::vector<std::unique_ptr<node_child>> children;
+    std::vector<std::string> addrs;
+    for (int i = 0; i < n; ++i) {
+      children.push_back(std::make_unique<node_child>(
+        args, out_dir + "/node-" + std::to_string(n) + "-" + std::to_string(i), std::vector<std::string>{}));
+      auto addr = children.back()->address();
+      if (!addr) {
+        std::fprintf(stderr, "leap bench: %s\n", addr.message().c_str());
+        return 1;
+      }
+      addrs.push_back(*addr);
+    }
+    auto on_step = [n](int k, int total, double t) {
+      if (k % 4 == 0 || k == total)
+        std::fprintf(stderr, "  %d node(s): step %d/%d at %.1f s\n", n, k, total, t);
+    };
+    // Each count runs train.steps x nodes steps: about the same time at every size, so the
+    // ramp-up and the drain at the end weigh the same in every row.
+    auto sized = sc;
+    sized.cfg.train.steps = sc.cfg.train.steps * std::max(n, 1);
+    auto r = run_bench_mode(sized, bench_mode::async, nullptr, on_step, addrs);
+    if (!r || r->failure) {
+      std::fprintf(stderr, "leap bench: %d node(s): %s\n", n,
+                   (!r ? r.message() : *r->failure).c_str());
+      return 1;
+    }
+    auto f = figures_of(*r);
+    nominal_service nom;
+    nom.generate = sc.generate.dist.mean;
+    nom.compile = sc.compile.dist.mean;
+    nom.execute = sc.execute.dist.mean;
+    nom.learner_step = sc.learner_seconds;
+    auto b = analytic_bound(nom, f, static_cast<std::uint32_t>(sc.cfg.train.generators),
+                            static_cast<std::uint32_t>(sc.cfg.compiler.workers * std::max(n, 1)),
+                            static_cast<std::uint32_t>(sc.cfg.executor.workers * std::max(n, 1)));
+    rows.push_back({n, f, b});
+  }
+  std::vector<overhead_figures> overhead;
+  if (sc.overhead_jobs > 0)
+    overhead = middleman_overhead(sc, args, out_dir);
+
+  std::ofstream csv(out_dir + "/cluster.csv");
+  csv << "nodes,attempts_per_second,bound_attempts_per_second,of_bound,vs_one_node,bottleneck\n";
+  std::printf("\n%-10s %12s %12s %9s %12s  %s\n", "nodes", "attempts/s", "bound", "of bound",
+              "vs 1 node", "bottleneck");
+  double base = 0;
+  for (auto& r : rows)
+    if (r.nodes == 1)
+      base = r.f.attempts_per_second;
+  for (auto& r : rows) {
+    double of_bound = r.bound.attempts_per_second > 0
+                        ? r.f.attempts_per_second / r.bound.attempts_per_second : 0;
+    double scale = base > 0 ? r.f.attempts_per_second / base : 0;
+    std::printf("%-10s %12.2f %12.2f %9.2f %11.2fx  %s\n",
+                r.nodes == 0 ? "in-process" : std::to_string(r.nodes).c_str(), r.f.attempts_per_second,
+                r.bound.attempts_per_second, of_bound, scale, r.bound.bottleneck.c_str());
+    csv << r.nodes << "," << r.f.attempts_per_second << "," << r.bound.attempts_per_second << ","
+        << of_bound << "," << scale << "," << r.bound.bottleneck << "\n";
+  }
+  if (!overhead.empty()) {
+    std::printf("\nper-job round trip through a node (zero-service-time compile job, 2 KiB "
+                "source, %d jobs one after another):\n", sc.overhead_jobs);
+    for (auto& o : overhead)
+      std::printf("  %-11s p50 %.3f ms  p99 %.3f ms\n", o.transport.c_str(), o.p50_ms, o.p99_ms);
+  }
+  std::printf("(figures in scenario seconds; time scale %s; CSV in %s/cluster.csv)\n",
+              format_fixed(sc.time_scale, 2).c_str(), out_dir.c_str());
+  return 0;
+}
+
+namespace {
+
+const runtime::command_registrar bench_node_verb{runtime::command{
+  {"bench", "node"},
+  "--config configs/bench/S.toml [--listen HOST:PORT]",
+  "a cluster node whose compile and execute pools are the\nscenario's latency models (the "
+  "cluster benchmark starts these)",
+  runtime::command::needs::nothing, false, false, run_bench_node}};
+
+} // namespace
+
+} // namespace leap::bench
