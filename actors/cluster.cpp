@@ -685,6 +685,27 @@ cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
       s.nodes[slot].connecting = false;
       greet(self, slot, h);
     },
+    [self](msg::join_atom, std::string& addr) -> caf::result<std::string> {
+      auto& s = self->state;
+      auto hp = parse_host_port(addr);
+      if (!hp || hp->port == 0)
+        return caf::make_error(caf::sec::invalid_argument,
+                               "join: '" + addr + "' is not the node's HOST:PORT");
+      for (std::size_t i = 0; i < s.nodes.size(); ++i)
+        if (!s.nodes[i].local && s.nodes[i].row.name == addr) {
+          if (s.nodes[i].row.state != msg::node_state::up)
+            start_connect(self, i);
+          return std::string("known");
+        }
+      node_slot n;
+      n.row.name = addr;
+      n.host = hp->host;
+      n.port = hp->port;
+      s.nodes.push_back(std::move(n));
+      s.log("node " + addr + " asked to join");
+      start_connect(self, s.nodes.size() - 1);
+      return std::string("joined");
+    },
     [self](msg::connected_atom, std::uint64_t slot, std::string& why) {
       auto& s = self->state;
       if (slot >= s.nodes.size())
@@ -723,6 +744,16 @@ msg::executor_pool_actor::behavior_type exec_facade(msg::executor_pool_actor::po
   };
 }
 
+msg::head_actor::behavior_type head_facade(msg::head_actor::pointer self, cluster_actor d) {
+  self->link_to(d);
+  return {
+    [self, d](msg::join_atom, std::string& addr) {
+      return self->delegate(d, msg::join_atom_v, std::move(addr));
+    },
+    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v); },
+  };
+}
+
 } // namespace
 
 cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts) {
@@ -730,6 +761,7 @@ cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts) {
   h.dispatcher = sys.spawn(dispatcher, std::move(opts));
   h.compilers = sys.spawn(compile_facade, h.dispatcher);
   h.executors = sys.spawn(exec_facade, h.dispatcher);
+  h.head = sys.spawn(head_facade, h.dispatcher);
   return h;
 }
 

@@ -53,7 +53,8 @@ struct cluster_options {
 };
 
 // The dispatcher's interface: the two pools' messages per kind, the cluster's status, and its
-// own internal messages (tick: heartbeat and reconnects; connected: a connector's result).
+// own internal messages (tick: heartbeat and reconnects; connected: a connector's result), and
+// (join, HOST:PORT) from a node that asks to be used.
 using cluster_actor = caf::typed_actor<
   caf::replies_to<msg::compile_atom, msg::compile_request>::with<msg::compile_reply>,
   caf::replies_to<msg::exec_atom, msg::exec_request>::with<msg::exec_reply>,
@@ -64,12 +65,14 @@ using cluster_actor = caf::typed_actor<
   caf::replies_to<msg::stats_atom>::with<msg::cluster_status>,
   caf::reacts_to<msg::tick_atom>,
   caf::reacts_to<msg::connected_atom, std::uint64_t, msg::node_actor>,
-  caf::reacts_to<msg::connected_atom, std::uint64_t, std::string>>;
+  caf::reacts_to<msg::connected_atom, std::uint64_t, std::string>,
+  caf::replies_to<msg::join_atom, std::string>::with<std::string>>;
 
 struct cluster_handles {
   cluster_actor dispatcher;
   msg::compiler_pool_actor compilers; // facades over the dispatcher
   msg::executor_pool_actor executors;
+  msg::head_actor head;               // joins and status, for publishing on cluster.listen
 };
 
 cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts);

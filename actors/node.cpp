@@ -111,6 +111,12 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
       self->request(s.opts.executors, s.opts.job_timeout, msg::exec_atom_v, std::move(req))
         .then(
           [self, rp](msg::exec_reply& r) mutable {
+            // A kept input directory is a path on this machine: it is logged here and does not
+            // travel (no local path crosses machines).
+            if (!r.kept_dir.empty()) {
+              self->state.log("job " + std::to_string(r.id) + ": inputs kept in " + r.kept_dir);
+              r.kept_dir.clear();
+            }
             msg::node_exec_reply out;
             out.rep = std::move(r);
             rp.deliver(std::move(out));

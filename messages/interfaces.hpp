@@ -69,4 +69,11 @@ using node_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<node_stats>,
   caf::replies_to<drain_atom>::with<std::uint64_t>>;
 
+// The head's registration and status actor, published on cluster.listen: (join, "HOST:PORT")
+// is a node asking to be used (the head then connects to it like a listed one; asking again is
+// harmless); (stats) answers every node's status (`leap cluster status`).
+using head_actor = caf::typed_actor<
+  caf::replies_to<join_atom, std::string>::with<std::string>,
+  caf::replies_to<stats_atom>::with<cluster_status>>;
+
 } // namespace leap::msg

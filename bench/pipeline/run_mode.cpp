@@ -227,9 +227,14 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     co.exec_retries = cfg.executor.retries;
     co.log = [](const std::string& line) { std::fprintf(stderr, "  cluster: %s\n", line.c_str()); };
     auto handles = std::make_shared<actors::cluster_handles>();
-    d.stand_ins.configure = [](caf::actor_system_config& c) { c.load<caf::io::middleman>(); };
-    d.stand_ins.compilers = [co, handles](caf::actor_system& sys) mutable {
-      co.connect = runtime::node_connector(sys, false);
+    // TLS when the scenario names certificates (the nodes get the same --set).
+    auto tls = cfg.cluster;
+    d.stand_ins.configure = [tls](caf::actor_system_config& c) {
+      if (auto r = runtime::configure_transport(c, tls); !r)
+        std::fprintf(stderr, "  cluster: %s\n", r.message().c_str());
+    };
+    d.stand_ins.compilers = [co, handles, tls](caf::actor_system& sys) mutable {
+      co.connect = runtime::node_connector(sys, runtime::uses_tls(tls));
       *handles = actors::spawn_cluster(sys, co);
       return handles->compilers;
     };

@@ -28,8 +28,8 @@ bench_mode turn1_mode_of(const scenario& sc);
 
 // `svc` is needed when a stage is real (nullptr otherwise). `on_step(step, steps,
 // scenario_seconds)` runs on an actor thread. With `nodes` (HOST:PORT of `leap bench node`
-// processes, plain TCP on loopback), compile and execute run there through the cluster
-// dispatcher (actors/cluster.hpp) instead of in this process.
+// processes on loopback; TLS when the scenario sets cluster.tls_*), compile and execute run
+// there through the cluster dispatcher (actors/cluster.hpp) instead of in this process.
 result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::services* svc,
                                 std::function<void(int, int, double)> on_step = {},
                                 std::vector<std::string> nodes = {});

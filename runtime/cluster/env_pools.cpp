@@ -41,15 +41,21 @@ void env_pools::shutdown() {
   parts.clear();
 }
 
+bool clustered(const config::cluster_section& c) { return !c.nodes.empty() || !c.listen.empty(); }
+
 result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c) {
   msg::register_message_types(cfg);
-  if (c.cluster.nodes.empty())
+  if (!clustered(c.cluster))
     return {};
-  for (const auto& n : c.cluster.nodes) {
+  auto addrs = c.cluster.nodes;
+  if (!c.cluster.listen.empty())
+    addrs.push_back(c.cluster.listen);
+  for (const auto& n : addrs) {
+    const char* key = n == c.cluster.listen ? "cluster.listen" : "cluster.nodes";
     auto hp = parse_host_port(n);
     if (!hp)
-      return make_error("cluster.nodes: " + hp.message());
-    auto plain = check_plain_allowed(c.cluster, *hp, "cluster.nodes");
+      return make_error(std::string(key) + ": " + hp.message());
+    auto plain = check_plain_allowed(c.cluster, *hp, key);
     if (!plain)
       return plain.err();
     if (!plain->empty())
@@ -70,7 +76,7 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
   auto local_executors = [&] {
     return actors::spawn_executor_pool(sys, execute, svc.executor, svc.tasks, svc.cache_dir);
   };
-  if (c.nodes.empty()) {
+  if (!clustered(c)) {
     out.compilers = local_compilers();
     out.executors = local_executors();
     return out;
@@ -115,6 +121,17 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
   out.compilers = h.compilers;
   out.executors = h.executors;
   out.cluster = h.dispatcher;
+  out.parts.push_back(caf::actor_cast<caf::actor>(h.head));
+  if (!c.listen.empty()) {
+    auto addr = parse_host_port(c.listen);
+    auto port = addr ? publish_head(sys, h.head, *addr, uses_tls(c)) : result<std::uint16_t>(addr.err());
+    if (!port) {
+      out.shutdown();
+      return make_error("cluster.listen: " + port.message());
+    }
+    std::fprintf(stderr, "leap: cluster: nodes may join at %s:%u (leap node --join)\n",
+                 addr->host.c_str(), *port);
+  }
   return out;
 }
 

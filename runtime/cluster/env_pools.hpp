@@ -44,7 +44,10 @@ struct env_pools {
   void shutdown(); // ends every actor above (idempotent)
 };
 
-// Registers leap's message types and, when the config lists nodes, loads the transport.
+// Whether the environment's pools are the cluster's: nodes are listed or may join.
+bool clustered(const config::cluster_section& c);
+
+// Registers leap's message types and, when clustered, loads the transport.
 result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c);
 
 // `compile` and `execute` size the local pools (and their retries the cluster's).

@@ -51,8 +51,42 @@ int host_node_until_signal(caf::actor_system& sys, node_host_options opts,
   g_stop.store(false);
   auto old_int = std::signal(SIGINT, on_signal);
   auto old_term = std::signal(SIGTERM, on_signal);
-  while (!g_stop.load())
+  // Joining: connect to the head's registration actor and say where this node listens; the
+  // head connects back. Asked again every few seconds (harmless when known), so a head that
+  // restarts finds the node again.
+  std::optional<msg::head_actor> head;
+  std::string join_state;
+  auto try_join = [&] {
+    auto say = [&](const std::string& s) {
+      if (s != join_state && opts.log)
+        opts.log(s);
+      join_state = s;
+    };
+    if (!head) {
+      auto h = connect_head(sys, *opts.join, opts.tls);
+      if (!h) {
+        say("join: " + h.message() + " (trying again)");
+        return;
+      }
+      head = *h;
+    }
+    caf::scoped_actor self{sys};
+    self->request(*head, std::chrono::seconds(5), msg::join_atom_v, addr.text())
+      .receive([&](std::string&) { say("joined the head at " + opts.join->text()); },
+               [&](caf::error& e) {
+                 say("join: " + msg::error_text(e, sys) + " (trying again)");
+                 head.reset();
+               });
+  };
+  auto next_join = std::chrono::steady_clock::now();
+  while (!g_stop.load()) {
+    if (opts.join && std::chrono::steady_clock::now() >= next_join) {
+      try_join();
+      next_join = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  head.reset();
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
 

@@ -1,6 +1,6 @@
 // Hosting a node in this process until a signal: publish its front actor on an address (plain
 // TCP or TLS), print the ready line, wait for SIGTERM or SIGINT, drain (no new jobs, the running
-// ones finish), log the job count. Shared by `leap node` and `leap bench node` (whose pools are
+// ones finish), log the job count; with `join`, keep asking that head to use it. Shared by `leap node` and `leap bench node` (whose pools are
 // latency models). The command's main thread; the actor system must have the transport loaded
 // (configure_transport).
 #pragma once
@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace caf {
@@ -24,6 +25,8 @@ struct node_host_options {
   std::string what = "node";        // the ready line's first word(s)
   std::chrono::milliseconds drain_limit{std::chrono::minutes(10)};
   std::function<void(const std::string&)> log;
+  std::optional<host_port> join;    // a head's cluster.listen: ask it to use this node, again
+                                    // every few seconds (a later or restarted head finds it)
 };
 
 // `spawn(name)` makes the node's front actor under its HOST:PORT name. Returns the exit code

@@ -65,12 +65,35 @@ result<std::uint16_t> free_port(const std::string& host) {
   return static_cast<std::uint16_t>(ntohs(a.sin_port));
 }
 
-result<std::uint16_t> publish_node(caf::actor_system& sys, const msg::node_actor& node,
-                                   const host_port& addr, bool tls) {
-  auto r = tls ? caf::openssl::publish(node, addr.port, addr.host.c_str(), true)
-               : sys.middleman().publish(node, addr.port, addr.host.c_str(), true);
+namespace {
+
+template <class Handle>
+result<std::uint16_t> publish_actor(caf::actor_system& sys, const Handle& h, const host_port& addr,
+                                    bool tls) {
+  auto r = tls ? caf::openssl::publish(h, addr.port, addr.host.c_str(), true)
+               : sys.middleman().publish(h, addr.port, addr.host.c_str(), true);
   if (!r)
     return make_error("cannot listen on " + addr.text() + ": " + sys.render(r.error()));
+  return *r;
+}
+
+} // namespace
+
+result<std::uint16_t> publish_node(caf::actor_system& sys, const msg::node_actor& node,
+                                   const host_port& addr, bool tls) {
+  return publish_actor(sys, node, addr, tls);
+}
+
+result<std::uint16_t> publish_head(caf::actor_system& sys, const msg::head_actor& head,
+                                   const host_port& addr, bool tls) {
+  return publish_actor(sys, head, addr, tls);
+}
+
+result<msg::head_actor> connect_head(caf::actor_system& sys, const host_port& addr, bool tls) {
+  auto r = tls ? caf::openssl::remote_actor<msg::head_actor>(sys, addr.host, addr.port)
+               : sys.middleman().remote_actor<msg::head_actor>(addr.host, addr.port);
+  if (!r)
+    return make_error("cannot reach the head at " + addr.text() + ": " + sys.render(r.error()));
   return *r;
 }
 

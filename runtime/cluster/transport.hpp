@@ -38,6 +38,12 @@ result<std::uint16_t> free_port(const std::string& host);
 // address while old connections linger in TIME_WAIT gets it back); returns the port.
 result<std::uint16_t> publish_node(caf::actor_system& sys, const msg::node_actor& node,
                                    const host_port& addr, bool tls);
+// The head's registration and status actor on cluster.listen (port 0: a free one).
+result<std::uint16_t> publish_head(caf::actor_system& sys, const msg::head_actor& head,
+                                   const host_port& addr, bool tls);
+
+// A blocking connect to a head's cluster.listen.
+result<msg::head_actor> connect_head(caf::actor_system& sys, const host_port& addr, bool tls);
 
 // A blocking connect to a node (for actors::cluster_options::connect).
 std::function<result<msg::node_actor>(const std::string&, std::uint16_t)>

@@ -71,6 +71,20 @@ int run_node(const command_context& ctx) {
   }
   node_host_options ho;
   ho.listen = *addr;
+  std::string join_key = "node.join";
+  if (auto j = ctx.args.opt("--join")) {
+    cfg.node.join = *j;
+    join_key = "--join";
+  }
+  if (!cfg.node.join.empty()) {
+    auto j = parse_host_port(cfg.node.join);
+    if (!j)
+      return usage_error(join_key + ": " + j.message());
+    auto plain_join = check_plain_allowed(cfg.cluster, *j, join_key);
+    if (!plain_join)
+      return usage_error(plain_join.message());
+    ho.join = *j;
+  }
   ho.tls = uses_tls(cfg.cluster);
   ho.log = log_line;
   ho.drain_limit = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -98,7 +112,7 @@ int run_node(const command_context& ctx) {
 
 command node_command() {
   return {{"node"},
-          "[--listen HOST:PORT]",
+          "[--listen HOST:PORT] [--join HEAD:PORT]",
           "run a cluster worker node: compile and execute jobs for a head\n"
           "(node.roles, cluster.tls_*; docs/cluster.md); SIGTERM drains it",
           command::needs::services, true, false, run_node};

@@ -416,6 +416,11 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
       errs.push_back(located("cluster.nodes", "cluster.nodes: '" + n + "' needs a port"));
   if (auto hp = parse_host_port(cfg.node.listen); !hp)
     errs.push_back(located("node.listen", "node.listen: " + hp.message()));
+  for (auto [key, text] : {std::pair<const char*, const std::string*>{"node.join", &cfg.node.join},
+                           {"cluster.listen", &cfg.cluster.listen}})
+    if (!text->empty())
+      if (auto hp = parse_host_port(*text); !hp)
+        errs.push_back(located(key, std::string(key) + ": " + hp.message()));
   const auto& c = cfg.cluster;
   int tls_set = !c.tls_cert.empty() + !c.tls_key.empty() + !c.tls_ca.empty();
   if (tls_set != 0 && tls_set != 3) {

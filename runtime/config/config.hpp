@@ -170,11 +170,13 @@ enum class node_role { compile, execute };
 struct node_section {
   std::string listen = "127.0.0.1:0"; // HOST:PORT; port 0 = any free port (printed when ready)
   std::vector<node_role> roles = {node_role::compile, node_role::execute};
+  std::string join;                   // HEAD:PORT (the head's cluster.listen) to ask to be used
 };
 
 // [cluster]: the head's worker nodes and how it talks to them.
 struct cluster_section {
   std::vector<std::string> nodes;      // HOST:PORT of each `leap node`; empty = single process
+  std::string listen;                  // HOST:PORT where nodes join and `leap cluster status` asks
   std::vector<node_role> local_roles;  // with nodes: what the head runs itself besides them
   int queue_per_worker = 1;            // credit: a node holds workers * (1 + this) jobs
   double heartbeat_seconds = 1.0;

@@ -279,6 +279,10 @@ void register_node(registry& r) {
   s.key_enum_list("roles", &node_section::roles, node_roles(),
                   "What the node hosts: `compile` (a compiler pool), `execute` (an executor "
                   "pool).");
+  s.key("join", &node_section::join,
+        "HEAD:PORT of a head's `cluster.listen` (`--join` overrides): the node asks that head "
+        "to use it, again every few seconds, so a head started later (or restarted) finds it; "
+        "empty = wait for heads that list it in `cluster.nodes`.");
 }
 
 void register_cluster(registry& r) {
@@ -289,6 +293,10 @@ void register_cluster(registry& r) {
   s.key("nodes", &cluster_section::nodes,
         "HOST:PORT of each node; empty = everything runs in this process. A listed node that "
         "is down is retried every heartbeat and used once it answers.");
+  s.key("listen", &cluster_section::listen,
+        "HOST:PORT where the head accepts nodes that join (`leap node --join`) and answers "
+        "`leap cluster status --head`; empty = neither. Plain TCP only on loopback unless "
+        "`cluster.insecure`.");
   s.key_enum_list("local_roles", &cluster_section::local_roles, node_roles(),
                   "With nodes: pools the head still runs itself, as one more node (`compile`, "
                   "`execute`); empty = only the nodes compile and execute.");

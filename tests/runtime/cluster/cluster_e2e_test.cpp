@@ -64,13 +64,16 @@ struct cluster_fixture : ::testing::Test {
 
   // A `leap node` with its own build cache; returns its HOST:PORT once it is ready.
   std::string start_node(const std::string& name, std::vector<std::string> extra = {},
-                         const std::string& listen = "127.0.0.1:0") {
+                         const std::string& listen = "127.0.0.1:0",
+                         const std::string& join = "") {
     std::vector<std::string> args = {"--set", "environment.backend=cpu",
                                      "--set", "environment.cache_dir=" + root + "/cache-" + name,
                                      "--set", "compiler.workers=1", "--set", "executor.workers=1",
                                      "--set", "executor.seed=7"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"node", "--listen", listen});
+    if (!join.empty())
+      args.insert(args.end(), {"--join", join});
     auto& p = start(name, args);
     auto addr = p.wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
     EXPECT_TRUE(addr) << name << " not ready:\n" << p.out() << p.err();
@@ -201,6 +204,50 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
               lost_after, node_a["rerun"].get<int>(), dropped, steps * groups_per_step * g,
               node_a["done"].get<int>());
   EXPECT_NE(head.out().find("nodes:"), std::string::npos) << head.out();
+  for (auto& p : procs)
+    p->kill(SIGTERM);
+  for (auto& p : procs)
+    EXPECT_TRUE(p->exited(std::chrono::seconds(30)));
+}
+
+TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt) {
+  auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto a = start_node("node-a");
+  ASSERT_FALSE(a.empty());
+  auto port = runtime::free_port("127.0.0.1");
+  ASSERT_TRUE(port) << port.message();
+  const std::string listen = "127.0.0.1:" + std::to_string(*port);
+  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
+  for (auto& s : test::tiny)
+    args.insert(args.end(), {"--set", s});
+  const std::string out = root + "/run";
+  args.insert(args.end(), {"--set", "train.steps=8", "--set", "train.group_size=4",
+                           "--set", "environment.cache_dir=" + root + "/cache-head",
+                           "--set", "cluster.heartbeat_seconds=0.2",
+                           "--set", "cluster.listen=" + listen,
+                           "--set", nodes_key({a}), "train", "--out", out});
+  auto& head = start("head", args);
+  ASSERT_TRUE(head.wait_for("nodes may join at", std::chrono::seconds(120), true)) << head.err();
+  // A node that was never listed asks to be used.
+  auto c = start_node("node-c", {}, "127.0.0.1:0", listen);
+  ASSERT_FALSE(c.empty());
+  auto& jn = *procs.back();
+  ASSERT_TRUE(head.wait_for("node " + c + " joined", std::chrono::seconds(30), true))
+    << head.err() << jn.err();
+  // `leap cluster status` asks the running head.
+  auto& st = start("status", {"cluster", "status", "--head", listen, "--json"});
+  ASSERT_TRUE(st.exited(std::chrono::seconds(30)));
+  ASSERT_TRUE(st.exited_ok()) << st.err();
+  auto status = nlohmann::json::parse(st.out());
+  ASSERT_EQ(status["nodes"].size(), 2u) << status.dump();
+  bool c_up = false;
+  for (auto& n : status["nodes"])
+    c_up = c_up || (n["node"] == c && n["state"] == "up");
+  EXPECT_TRUE(c_up) << status.dump();
+  ASSERT_TRUE(head.exited(std::chrono::seconds(600)));
+  ASSERT_TRUE(head.exited_ok()) << head.err();
+  EXPECT_NE(jn.err().find("joined the head"), std::string::npos) << jn.err();
   for (auto& p : procs)
     p->kill(SIGTERM);
   for (auto& p : procs)
