@@ -166,6 +166,10 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
          && !head.exited(std::chrono::milliseconds(0)))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_FALSE(test::read_jsonl(out + "/metrics.jsonl").empty()) << head.err();
+  // Frozen first for 0.3 s (less than the 0.6 s the heartbeat allows), so jobs sent to it are
+  // still on it when it dies.
+  procs[0]->kill(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   procs[0]->kill(SIGKILL);
   auto t_kill = std::chrono::steady_clock::now();
   ASSERT_TRUE(head.wait_for("node " + a + " lost", std::chrono::seconds(30), true)) << head.err();
@@ -199,6 +203,7 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
   ASSERT_FALSE(node_a.is_null()) << last.dump();
   EXPECT_GE(node_a["lost"].get<int>(), 1);
   EXPECT_GE(node_a["rejoined"].get<int>(), 1);
+  EXPECT_GE(node_a["rerun"].get<int>(), 1) << "no job was on the node when it died";
   std::printf("[ cluster ] node lost %.2f s after SIGKILL; %d jobs re-run elsewhere; %d of %d "
               "attempts dropped; node a did %d jobs in its two lives\n",
               lost_after, node_a["rerun"].get<int>(), dropped, steps * groups_per_step * g,
