@@ -16,6 +16,7 @@ struct rewrite_output {
   std::string error;  // why the emulation cannot build it (unsupported feature and line)
   int launches = 0;   // number of <<<...>>> launches rewritten
   bool uses_sync = false;  // barriers, warp shuffles/votes/reductions seen anywhere in the TU
+  int volatile_pointers = 0;  // `volatile T*` turned into lockstep pointers (leap_emu/volatile.h)
 };
 
 // Turns CUDA source text into C++ for the emulation. `filename` goes into a leading #line so g++

@@ -33,6 +33,7 @@
 #include "leap_emu/state.h"
 #include "leap_emu/sync.h"
 #include "leap_emu/types.h"
+#include "leap_emu/volatile.h"
 
 // Execution-space and storage qualifiers. __shared__ is also rewritten by the rewriter (this
 // macro is the fallback); __noinline__ is rewritten there only (a macro would break

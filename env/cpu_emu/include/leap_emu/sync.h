@@ -12,7 +12,8 @@ namespace leap_emu::detail {
 
 enum class warp_op : int {
   sync, shfl, ballot, reduce_add, reduce_min_s, reduce_max_s, reduce_min_u, reduce_max_u,
-  reduce_and, reduce_or, reduce_xor, match_any, match_all
+  reduce_and, reduce_or, reduce_xor, match_any, match_all,
+  converge  // coalesced_threads(): value = call site; released last, with the lanes at that site
 };
 
 // Block barrier. mode 0: returns how many threads had a non-zero predicate; 1: whether all
@@ -23,6 +24,14 @@ int block_barrier(int predicate, int mode);
 std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, int src_lane,
                               int predicate, int* pred_out);
 unsigned live_lane_mask();
+// The lanes of this warp that reach call site `site` together (cooperative_groups'
+// coalesced_threads): waits until no lane of the block can run, then groups the lanes of the
+// warp waiting at the same site.
+unsigned converged_lanes(unsigned site);
+// A volatile memory access is about to happen: on the fiber path the lane yields so that the
+// warp's lanes take turns access by access, as in the lockstep of pre-Volta GPUs (legacy
+// warp-synchronous code reads what the other lanes wrote one statement earlier).
+void lockstep_point();
 unsigned lane_id();
 [[noreturn]] void device_trap(const char* what);
 
