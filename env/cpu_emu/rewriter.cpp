@@ -5,6 +5,7 @@
 
 #include "env/cpu_emu/conditionals.hpp"
 #include "env/cpu_emu/lexer.hpp"
+#include "env/cpu_emu/ptx_rewrite.hpp"
 #include "env/cpu_emu/volatile_rewrite.hpp"
 
 #include <algorithm>
@@ -29,9 +30,6 @@ const std::set<std::string_view>& sync_identifiers() {
 
 const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
   static const std::map<std::string_view, std::string_view> ids = {
-      {"asm", "inline assembly (asm)"},
-      {"__asm__", "inline assembly (asm)"},
-      {"__asm", "inline assembly (asm)"},
       {"wmma", "WMMA / tensor cores (nvcuda::wmma)"},
       {"nvcuda", "WMMA / tensor cores (nvcuda::wmma)"},
       {"this_grid", "grid-wide cooperative groups (this_grid)"},
@@ -115,6 +113,8 @@ class rewriter {
         // handled, i moved past the declaration
       } else if (text(i) == "__shared__") {
         plain_shared(i);
+      } else if ((text(i) == "asm" || text(i) == "__asm__" || text(i) == "__asm") && live_[static_cast<std::size_t>(toks_[i].line)]) {
+        i = inline_asm(i);
       } else if (text(i) == "volatile" && rewrite_volatile_pointer(token_view{src_, toks_}, i, edits_)) {
         uses_sync_ = true;  // the lockstep at volatile accesses needs the fiber path
         ++out.volatile_pointers;
@@ -123,6 +123,12 @@ class rewriter {
       }
     }
     out.uses_sync = uses_sync_;
+    out.inline_asm = asm_rewritten_;
+    out.inline_asm_unsupported = asm_unsupported_;
+    if (asm_unsupported_ > 0)
+      fail(asm_first_line_, "inline PTX not supported by the CPU emulation (it runs cp.async, ld.global.nc and "
+                            "mov %laneid): " + std::to_string(asm_unsupported_) + " asm statement(s), the first with " +
+                            asm_first_);
     if (!errors_.empty()) {
       out.error = errors_;
       return out;
@@ -168,7 +174,8 @@ class rewriter {
     std::set<std::string_view> reported;
     std::string found;
     const int max_line = toks_.empty() ? 0 : toks_.back().line;
-    const std::vector<bool> live = live_lines(directives(), max_line);
+    live_ = live_lines(directives(), max_line);
+    const std::vector<bool>& live = live_;
     for (std::size_t i = 0; i < toks_.size(); ++i) {
       const token& t = toks_[i];
       std::string_view what;
@@ -357,6 +364,18 @@ class rewriter {
     return true;
   }
 
+  // An asm statement: rewritten into emulation calls, or counted as unsupported.
+  std::size_t inline_asm(std::size_t i) {
+    asm_rewrite r = rewrite_inline_asm(token_view{src_, toks_}, i, edits_);
+    if (r.ok) {
+      ++asm_rewritten_;
+    } else if (asm_unsupported_++ == 0) {
+      asm_first_ = r.unsupported;
+      asm_first_line_ = toks_[i].line;
+    }
+    return r.last;
+  }
+
   void plain_shared(std::size_t i) {
     const bool has_static = (i > 0 && is(i - 1, "static")) || is(i + 1, "static");
     edits_.push_back({toks_[i].pos, toks_[i].pos + toks_[i].len, has_static ? "thread_local" : "static thread_local"});
@@ -393,6 +412,9 @@ class rewriter {
   std::vector<edit> edits_;
   std::string errors_;
   bool uses_sync_ = false;
+  std::vector<bool> live_;  // lines g++ compiles (conditionals.hpp)
+  int asm_rewritten_ = 0, asm_unsupported_ = 0, asm_first_line_ = 0;
+  std::string asm_first_;
 };
 
 }  // namespace

@@ -16,7 +16,9 @@ struct rewrite_output {
   std::string error;  // why the emulation cannot build it (unsupported feature and line)
   int launches = 0;   // number of <<<...>>> launches rewritten
   bool uses_sync = false;  // barriers, warp shuffles/votes/reductions seen anywhere in the TU
-  int volatile_pointers = 0;  // `volatile T*` turned into lockstep pointers (leap_emu/volatile.h)
+  int volatile_pointers = 0;
+  int inline_asm = 0;              // asm statements turned into emulation calls (leap_emu/ptx.h)
+  int inline_asm_unsupported = 0;  // asm statements the emulation cannot run (then !ok)  // `volatile T*` turned into lockstep pointers (leap_emu/volatile.h)
 };
 
 // Turns CUDA source text into C++ for the emulation. `filename` goes into a leading #line so g++

@@ -29,6 +29,7 @@
 #include "leap_emu/device_math.h"
 #include "leap_emu/errors.h"
 #include "leap_emu/launch.h"
+#include "leap_emu/ptx.h"
 #include "leap_emu/runtime_api.h"
 #include "leap_emu/state.h"
 #include "leap_emu/sync.h"
