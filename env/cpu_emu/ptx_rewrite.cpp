@@ -123,10 +123,8 @@ class translator {
       out = s;
       return true;
     }
-    if (s.size() < 2 || s[0] != '%') return false;
-    if (s.find_first_not_of("0123456789", 1) != std::string::npos) {
+    if (s.size() < 2 || s.size() > 4 || s[0] != '%' || s.find_first_not_of("0123456789", 1) != std::string::npos)
       return false;
-    }
     const std::size_t k = std::stoul(s.substr(1));
     if (k >= ops_.size()) return false;
     if (output && ops_[k].constraint.find('=') == std::string::npos && ops_[k].constraint.find('+') == std::string::npos)

@@ -111,6 +111,9 @@ class rewriter {
         ++out.launches;
       } else if (text(i) == "extern" && extern_shared(i)) {
         // handled, i moved past the declaration
+      } else if (text(i) == "__shared__" && rewrite_volatile_shared_array(token_view{src_, toks_}, i, edits_, i)) {
+        uses_sync_ = true;
+        ++out.volatile_pointers;
       } else if (text(i) == "__shared__") {
         plain_shared(i);
       } else if ((text(i) == "asm" || text(i) == "__asm__" || text(i) == "__asm") && live_[static_cast<std::size_t>(toks_[i].line)]) {

@@ -1,6 +1,7 @@
 // Implementation of rewrite_volatile_pointer (volatile_rewrite.hpp). Pure, thread-safe.
 #include "env/cpu_emu/volatile_rewrite.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <string_view>
@@ -111,6 +112,36 @@ bool rewrite_volatile_pointer(const token_view& v, std::size_t i, std::vector<ed
   }
   const bool space_follows = end < v.src.size() && (v.src[end] == ' ' || v.src[end] == '\t');
   edits.push_back({begin, end, space_follows ? vptr : vptr + " "});
+  return true;
+}
+
+bool rewrite_volatile_shared_array(const token_view& v, std::size_t i, std::vector<edit>& edits, std::size_t& last) {
+  if (v.toks[i].in_directive) return false;
+  std::size_t first = i, j = i + 1;
+  if (v.is(j, "volatile")) ++j;
+  else if (i > 0 && v.is(i - 1, "volatile")) first = i - 1;
+  else return false;
+  if (first > 0 && v.is(first - 1, "static")) --first;
+  std::size_t type_end = 0;
+  std::string type;
+  if (!type_at(v, j, type_end, type)) return false;
+  const std::size_t name = type_end;
+  if (!v.ident(name) || !v.punct(name + 1, '[')) return false;
+  const std::size_t close = v.match_forward(name + 1);
+  if (close >= v.toks.size() || !v.punct(close + 1, ';')) return false;  // one declarator, 1-D
+  int depth = 0;  // only inside a function body (a vptr at file scope would not be per block)
+  for (std::size_t k = 0; k < first; ++k) depth += v.punct(k, '{') ? 1 : v.punct(k, '}') ? -1 : 0;
+  if (depth <= 0) return false;
+  const std::string old_name(v.text(name));
+  const std::string kept = "leap_emu_volatile_" + old_name;
+  const std::size_t begin = v.toks[first].pos, end = v.toks[close + 1].pos + 1;
+  const std::string_view dims = v.src.substr(v.toks[name + 1].pos, v.toks[close].pos + 1 - v.toks[name + 1].pos);
+  std::string out = "static thread_local volatile " + type + " " + kept + std::string(dims) + "; ::leap_emu::vptr<" +
+                    type + "> " + old_name + "(" + kept + ");";
+  const std::string_view original = v.src.substr(begin, end - begin);
+  for (auto n = std::count(original.begin(), original.end(), '\n'); n > 0; --n) out += '\n';
+  edits.push_back({begin, end, out});
+  last = close + 1;
   return true;
 }
 

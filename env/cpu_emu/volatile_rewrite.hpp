@@ -17,4 +17,9 @@ namespace leap::emu {
 // type, a volatile shared array, a prototype's parameter).
 bool rewrite_volatile_pointer(const token_view& v, std::size_t i, std::vector<edit>& edits);
 
+// `__shared__ volatile T name[N];` (or `volatile __shared__ ...`) inside a function, T
+// arithmetic: the array keeps its storage under a new name and `name` becomes a vptr to it.
+// `i` is the `__shared__` token; on success returns true and sets `last` to the ';'.
+bool rewrite_volatile_shared_array(const token_view& v, std::size_t i, std::vector<edit>& edits, std::size_t& last);
+
 }  // namespace leap::emu

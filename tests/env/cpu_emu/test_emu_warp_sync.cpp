@@ -94,6 +94,42 @@ TEST(CpuEmuWarpSync, ModernTailIsNotFlagged) {
   EXPECT_NE(r.output.find("implicit_warp_sync 0"), std::string::npos) << r.output;
 }
 
+TEST(CpuEmuWarpSync, LegacyTailOnAVolatileSharedArray) {
+  // The array itself is declared volatile and the tail is written inline, with an int sum.
+  const char* src = R"cu(
+#include <leap_emu/api.h>
+__global__ void sum_ints(const int* x, int* out) {
+  volatile __shared__ int s[128];
+  const unsigned t = threadIdx.x;
+  s[t] = x[blockIdx.x * 128 + t];
+  __syncthreads();
+  if (t < 64) s[t] += s[t + 64];
+  __syncthreads();
+  if (t < 32) {
+    s[t] += s[t + 32]; s[t] += s[t + 16]; s[t] += s[t + 8];
+    s[t] += s[t + 4];  s[t] += s[t + 2];  s[t] += s[t + 1];
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+int main() {
+  int *x, *out;
+  cudaMallocManaged(&x, 8 * 128 * sizeof(int)); cudaMallocManaged(&out, 8 * sizeof(int));
+  for (int i = 0; i < 8 * 128; ++i) x[i] = i % 11;
+  sum_ints<<<8, 128>>>(x, out);
+  cudaDeviceSynchronize();
+  for (int b = 0; b < 8; ++b) {
+    int want = 0;
+    for (int k = 0; k < 128; ++k) want += x[b * 128 + k];
+    if (out[b] != want) { printf("FAIL block %d: %d want %d\n", b, out[b], want); return 1; }
+  }
+  printf("implicit_warp_sync %d\nPASS\n", leap_emu_implicit_warp_sync());
+}
+)cu";
+  auto r = build_and_run("volatile_array", src);
+  expect_ran_ok(r);
+  EXPECT_NE(r.output.find("implicit_warp_sync 1"), std::string::npos) << r.output;
+}
+
 // The final warp reduction of a two-level block sum whose mask holds only the lanes that have
 // a warp total (8 of 32 for 256 threads), while __shfl_down_sync reads lanes 16 and 8 above
 // them: undefined on a GPU. The emulation must say so (never a silent wrong sum).

@@ -80,4 +80,21 @@ TEST(CpuEmuVolatile, PointersBecomeLockstepPointers) {
   EXPECT_NE(r.code.find("T volatile* s);"), std::string::npos) << r.code;  // prototype left alone
 }
 
+TEST(CpuEmuVolatile, SharedArraysInFunctionsBecomeLockstepPointers) {
+  auto r = rewrite_cuda_source(
+      "__shared__ volatile int file_scope[8];\n"
+      "__global__ void k() {\n  __shared__ volatile float a[64];\n  volatile __shared__ int b[2 * 16];\n"
+      "  __shared__ volatile float two_d[4][4];\n}\n",
+      "va.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.volatile_pointers, 2);
+  EXPECT_NE(r.code.find("static thread_local volatile float leap_emu_volatile_a[64]; ::leap_emu::vptr<float> a(leap_emu_volatile_a);"),
+            std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("static thread_local volatile int leap_emu_volatile_b[2 * 16]; ::leap_emu::vptr<int> b(leap_emu_volatile_b);"),
+            std::string::npos) << r.code;
+  // File scope and 2-D arrays stay plain volatile shared memory.
+  EXPECT_NE(r.code.find("static thread_local volatile int file_scope[8];"), std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("static thread_local volatile float two_d[4][4];"), std::string::npos) << r.code;
+}
+
 }  // namespace
