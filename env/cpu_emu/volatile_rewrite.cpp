@@ -80,18 +80,38 @@ std::size_t body_after(const token_view& v, std::size_t close) {
 
 bool rewrite_volatile_pointer(const token_view& v, std::size_t i, std::vector<edit>& edits) {
   if (v.toks[i].in_directive) return false;
-  std::size_t type_begin = i, type_end = 0, star = 0;
-  std::string type;
-  if (type_at(v, i + 1, type_end, type)) {  // volatile T *
-    star = type_end;
-  } else {  // T volatile * (builtin words only)
-    std::size_t b = i;
-    while (b > 0 && v.ident(b - 1) && builtin_word(v.text(b - 1))) --b;
-    if (b == i) return false;
-    type_begin = b;
-    for (std::size_t k = b; k < i; ++k) type += (k > b ? " " : "") + std::string(v.text(k));
-    star = i + 1;
+  // const may stand on either side of `volatile` and of the type: the pointee stays const.
+  bool is_const = false;
+  std::size_t type_begin = i, after = i + 1, type_end = 0, star = 0;
+  if (i > 0 && v.is(i - 1, "const")) {
+    is_const = true;
+    type_begin = i - 1;
   }
+  if (v.is(after, "const")) {
+    is_const = true;
+    ++after;
+  }
+  std::string type;
+  if (type_at(v, after, type_end, type)) {  // [const] volatile [const] T [const] *
+    star = type_end;
+  } else {  // T [const] volatile [const] * (builtin words only)
+    std::size_t b = i;
+    while (b > 0 && ((v.ident(b - 1) && builtin_word(v.text(b - 1))) || v.is(b - 1, "const"))) --b;
+    if (b == i || (b == type_begin && is_const && b + 1 == i)) return false;
+    type_begin = b;
+    type.clear();
+    for (std::size_t k = b; k < i; ++k) {
+      if (v.is(k, "const")) { is_const = true; continue; }
+      type += (type.empty() ? "" : " ") + std::string(v.text(k));
+    }
+    if (type.empty()) return false;
+    star = after;
+  }
+  if (v.is(star, "const")) {
+    is_const = true;
+    ++star;
+  }
+  if (is_const) type = "const " + type;
   if (!v.punct(star, '*') || v.punct(star + 1, '*')) return false;  // not a pointer, or volatile T**
   const std::size_t begin = v.toks[type_begin].pos, end = v.toks[star].pos + 1;
   const std::string vptr = "::leap_emu::vptr<" + type + ">";

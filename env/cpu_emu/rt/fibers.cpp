@@ -37,6 +37,7 @@ struct fiber {
   int src = -1;
   std::uint64_t wresult = 0;
   int pred_out = 0;
+  bool volatile_write = false;  // wrote through a lockstep pointer since its last sync
 };
 
 // Fiber stacks: one anonymous mapping, `count` slots of [guard page | stack].
@@ -391,6 +392,7 @@ int block_barrier(int predicate, int mode) {
   fiber* f = current_fiber("__syncthreads()");
   if (!f) return 0;
   f->state = fstate::at_block;
+  f->volatile_write = false;
   f->pred = predicate;
   f->mode = mode;
   yield_to_scheduler(tl_w);
@@ -402,6 +404,7 @@ std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, in
   fiber* f = current_fiber(op == warp_op::sync ? "__syncwarp()" : "a warp shuffle/vote");
   if (!f) return value;
   f->state = fstate::at_warp;
+  f->volatile_write = false;
   f->op = op;
   f->mask = mask;
   f->value = value;
@@ -417,7 +420,7 @@ unsigned converged_lanes(unsigned site) {
   return static_cast<unsigned>(warp_collective(warp_op::converge, 0xffffffffu, site, -1, 0, nullptr));
 }
 
-void lockstep_point() {
+void lockstep_point(bool write) {
   if (tl_mode != exec_mode::fibers) return;
   worker_fibers* w = tl_w;
   fiber* f = w->current;
@@ -427,7 +430,8 @@ void lockstep_point() {
   for (std::size_t l = base; l < base + 32 && l < w->count && !partner; ++l)
     partner = l != self && w->fibers[l].state != fstate::exited;
   if (!partner) return;
-  record_implicit_warp_sync();
+  if (write) f->volatile_write = true;
+  else if (f->volatile_write) record_implicit_warp_sync();
   w->yielded = true;
   yield_to_scheduler(w);  // stays ready: resumes in the next pass
 }

@@ -84,6 +84,16 @@ TEST(CpuEmuWarpSync, LegacyVolatileTailWithVolatileLocalPointer) {
   EXPECT_NE(r.output.find("implicit_warp_sync 1"), std::string::npos) << r.output;
 }
 
+TEST(CpuEmuWarpSync, VolatileTailWithSyncwarpIsNotFlagged) {
+  // Volatile, but every write is followed by __syncwarp before the next read: correct since
+  // Volta, so no implicit_warp_sync flag.
+  auto r = build_and_run("volatile_syncwarp", legacy_reduction(
+      "{ volatile float* vs = sdata;"
+      " for (int o = 32; o > 0; o >>= 1) { float w = vs[t] + vs[t + o]; __syncwarp(); vs[t] = w; __syncwarp(); } }"));
+  expect_ran_ok(r);
+  EXPECT_NE(r.output.find("implicit_warp_sync 0"), std::string::npos) << r.output;
+}
+
 TEST(CpuEmuWarpSync, ModernTailIsNotFlagged) {
   // The same reduction finished with __shfl_down_sync: no volatile, no flag.
   auto r = build_and_run("modern_tail", legacy_reduction(

@@ -80,6 +80,19 @@ TEST(CpuEmuVolatile, PointersBecomeLockstepPointers) {
   EXPECT_NE(r.code.find("T volatile* s);"), std::string::npos) << r.code;  // prototype left alone
 }
 
+TEST(CpuEmuVolatile, ConstVolatilePointersKeepConst) {
+  auto r = rewrite_cuda_source(
+      "__global__ void k(const float* a) {\n  const volatile float* x = a;\n  volatile const float* y = a;\n"
+      "  float const volatile* z = a;\n  const volatile float4* q;\n}\n",
+      "cv.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.volatile_pointers, 3);
+  EXPECT_NE(r.code.find("::leap_emu::vptr<const float> x = a;"), std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("::leap_emu::vptr<const float> y = a;"), std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("::leap_emu::vptr<const float> z = a;"), std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("const volatile float4* q;"), std::string::npos) << r.code;
+}
+
 TEST(CpuEmuVolatile, SharedArraysInFunctionsBecomeLockstepPointers) {
   auto r = rewrite_cuda_source(
       "__shared__ volatile int file_scope[8];\n"

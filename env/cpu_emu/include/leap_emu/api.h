@@ -18,8 +18,9 @@ long leap_emu_launch_count(void);
 // null pointer. The run goes on; the value such an operation returned is the caller's own.
 const char* leap_emu_undefined_behaviour(void);
 
-// Non-zero when lanes of a warp accessed memory through volatile pointers and the emulation
-// ran them in lockstep at those accesses (legacy warp-synchronous code without __syncwarp).
+// Non-zero when a lane read through a volatile pointer after writing through one, with no
+// __syncwarp/__syncthreads (or other warp operation) in between and other lanes of its warp
+// live: legacy warp-synchronous code, which the emulation ran in lockstep.
 int leap_emu_implicit_warp_sync(void);
 
 #ifdef __cplusplus

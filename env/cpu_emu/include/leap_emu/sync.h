@@ -30,8 +30,10 @@ unsigned live_lane_mask();
 unsigned converged_lanes(unsigned site);
 // A volatile memory access is about to happen: on the fiber path the lane yields so that the
 // warp's lanes take turns access by access, as in the lockstep of pre-Volta GPUs (legacy
-// warp-synchronous code reads what the other lanes wrote one statement earlier).
-void lockstep_point();
+// warp-synchronous code reads what the other lanes wrote one statement earlier). A read after
+// a write of the same lane with no warp or block synchronisation in between marks the run as
+// relying on implicit warp synchronisation (leap_emu_implicit_warp_sync).
+void lockstep_point(bool write);
 unsigned lane_id();
 [[noreturn]] void device_trap(const char* what);
 

@@ -1,5 +1,5 @@
 // Volatile pointers of the emulation. The rewriter turns `volatile T*` (T arithmetic) into
-// ::leap_emu::vptr<T>, whose element accesses call lockstep_point() first: the lanes of a warp
+// ::leap_emu::vptr<T>, whose element accesses call lockstep_point first: the lanes of a warp
 // then take turns access by access, so the classic pre-Volta reduction tail
 // (`vs[tid] += vs[tid + 16]` on volatile shared memory, no __syncwarp) reads what the other
 // lanes wrote one step earlier, as on a GPU. Used by kernel code (worker threads) and host
@@ -18,11 +18,11 @@ class vref {
   explicit vref(volatile T* p) : p_(p) {}
   vref(const vref&) = default;
   operator T() const {
-    detail::lockstep_point();
+    detail::lockstep_point(false);
     return *p_;
   }
   vref& operator=(T v) {
-    detail::lockstep_point();
+    detail::lockstep_point(true);
     *p_ = v;
     return *this;
   }
