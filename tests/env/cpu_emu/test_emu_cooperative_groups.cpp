@@ -152,6 +152,37 @@ int main() {
   expect_ran_ok(build_and_run("cg_coalesced", src));
 }
 
+TEST(CpuEmuCooperativeGroups, ActivemaskInABranchHoldsOnlyTheLanesThatTookIt) {
+  // Warp-aggregated increment with __activemask/__ffs/__popc inside a branch, then a block
+  // barrier: a mask of all live lanes would make the shuffle wait for lanes that sit at the
+  // barrier (a false deadlock).
+  const char* src = R"cu(
+__global__ void count_odd(const int* in, int* count, int* leaders) {
+  const int v = in[threadIdx.x];
+  if (v & 1) {
+    const unsigned mask = __activemask();
+    const int leader = __ffs(mask) - 1;
+    int base = 0;
+    if ((int)(threadIdx.x % 32) == leader) { base = atomicAdd(count, __popc(mask)); atomicAdd(leaders, 1); }
+    base = __shfl_sync(mask, base, leader);
+  }
+  __syncthreads();
+}
+int main() {
+  int *in, *count, *leaders;
+  cudaMallocManaged(&in, 128 * sizeof(int)); cudaMallocManaged(&count, sizeof(int)); cudaMallocManaged(&leaders, sizeof(int));
+  int want = 0;
+  for (int i = 0; i < 128; ++i) { in[i] = (i * 5) % 7; want += in[i] & 1; }
+  *count = 0; *leaders = 0;
+  count_odd<<<1, 128>>>(in, count, leaders);
+  if (cudaDeviceSynchronize() != cudaSuccess) { printf("FAIL launch\n"); return 1; }
+  if (*count != want || *leaders != 4) { printf("FAIL count %d want %d, leaders %d\n", *count, want, *leaders); return 1; }
+  printf("PASS\n");
+}
+)cu";
+  expect_ran_ok(build_and_run("activemask_branch", src));
+}
+
 TEST(CpuEmuCooperativeGroups, GridGroupsStayUnsupported) {
   auto r = build_and_run("cg_grid", R"cu(
 #include <cooperative_groups.h>

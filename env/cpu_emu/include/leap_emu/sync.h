@@ -130,7 +130,10 @@ inline int __all_sync(unsigned mask, int predicate) {
   warp_collective(warp_op::ballot, mask, 0, -1, predicate != 0, &all);
   return all;
 }
-inline unsigned __activemask() { return ::leap_emu::detail::live_lane_mask(); }
+// The lanes that execute this call together: on the fiber path those of the warp that reach
+// the same source line (as coalesced_threads), so a mask taken inside a branch holds only the
+// lanes that took it; elsewhere the warp's live lanes.
+inline unsigned __activemask(unsigned site = __builtin_LINE()) { return ::leap_emu::detail::converged_lanes(site); }
 
 #define LEAP_EMU_WARP_REDUCE(NAME, T, OP)                                                     \
   inline T NAME(unsigned mask, T value) {                                                     \
