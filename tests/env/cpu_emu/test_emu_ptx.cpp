@@ -96,4 +96,39 @@ int main() {
   EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
+TEST(CpuEmuPtx, CpAsyncThroughMacros) {
+  // The macro style of Ampere GEMMs: each asm statement inside a #define, with a continuation.
+  const char* src = R"cu(
+#define CP_ASYNC_CG(dst, src, bytes) \
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(bytes))
+#define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;\n" ::)
+#define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n))
+__global__ void reverse_tile(const int4* in, int4* out) {
+  __shared__ int4 tile[32];
+  const unsigned t = threadIdx.x;
+  const unsigned dst = (unsigned)__cvta_generic_to_shared(&tile[t]);
+  CP_ASYNC_CG(dst, in + t, 16);
+  CP_ASYNC_COMMIT();
+  CP_ASYNC_WAIT(0);
+  __syncthreads();
+  out[t] = tile[31 - t];
+}
+int main() {
+  int4 *in, *out;
+  cudaMallocManaged(&in, 32 * sizeof(int4)); cudaMallocManaged(&out, 32 * sizeof(int4));
+  for (int i = 0; i < 32; ++i) in[i] = make_int4(i, -i, 2 * i, 7);
+  reverse_tile<<<1, 32>>>(in, out);
+  cudaDeviceSynchronize();
+  for (int t = 0; t < 32; ++t)
+    if (out[t].x != 31 - t || out[t].y != t - 31 || out[t].w != 7) { printf("FAIL %d\n", t); return 1; }
+  printf("PASS\n");
+}
+)cu";
+  auto r = build_and_run("cp_async_macros", src);
+  ASSERT_TRUE(r.rewritten) << r.rewrite_error;
+  ASSERT_EQ(r.compile_rc, 0) << r.compile_log;
+  EXPECT_EQ(r.run_rc, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
 }  // namespace
