@@ -65,7 +65,7 @@ const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
       {"__cluster_dims__", "thread block clusters"},
       {"cudaLaunchKernelEx", "cudaLaunchKernelEx (use <<<...>>>)"},
       {"cudaLaunchKernel", "cudaLaunchKernel (use <<<...>>>)"},
-      {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
+      {"__pipeline_arrive_on", "asynchronous barriers (__pipeline_arrive_on)"},
       {"memcpy_async", "asynchronous copies (memcpy_async)"},
       {"curand_init", "cuRAND device API"},
       {"curandState", "cuRAND device API"},

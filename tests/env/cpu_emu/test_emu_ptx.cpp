@@ -131,4 +131,37 @@ int main() {
   EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
+TEST(CpuEmuPtx, PipelinePrimitivesWithZeroFill) {
+  const char* src = R"cu(
+#include <cuda_pipeline.h>
+__global__ void stage(const float2* in, float2* out) {
+  extern __shared__ float2 buf[];
+  const unsigned t = threadIdx.x;
+  __pipeline_memcpy_async(&buf[t], &in[t], sizeof(float2), t % 2 ? 4 : 0);  // odd: keep only .x
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  out[t] = buf[t ^ 1];
+}
+int main() {
+  float2 *in, *out;
+  cudaMallocManaged(&in, 64 * sizeof(float2)); cudaMallocManaged(&out, 64 * sizeof(float2));
+  for (int i = 0; i < 64; ++i) in[i] = make_float2(i, 100 + i);
+  stage<<<1, 64, 64 * sizeof(float2)>>>(in, out);
+  cudaDeviceSynchronize();
+  for (int t = 0; t < 64; ++t) {
+    const int s = t ^ 1;
+    const float want_y = s % 2 ? 0.0f : 100.0f + s;
+    if (out[t].x != s || out[t].y != want_y) { printf("FAIL %d: %f %f\n", t, out[t].x, out[t].y); return 1; }
+  }
+  printf("PASS\n");
+}
+)cu";
+  auto r = build_and_run("pipeline_primitives", src);
+  ASSERT_TRUE(r.rewritten) << r.rewrite_error;
+  ASSERT_EQ(r.compile_rc, 0) << r.compile_log;
+  EXPECT_EQ(r.run_rc, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
 }  // namespace
