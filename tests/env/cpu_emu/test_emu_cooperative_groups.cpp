@@ -63,9 +63,12 @@ __global__ void tile_stats(const int* x, int* sums, int* maxima, int* checks) {
   for (int mask = 8; mask > 0; mask >>= 1) h += half.shfl_xor(h, mask);
   const unsigned odd = half.ballot(half.thread_rank() & 1);
   const bool any_big = half.any(v > 1000), all_pos = half.all(v >= 0);
+  const int third = half.shfl(v, 3);  // every lane gets rank 3's value
+  const bool third_ok = half.all(third == x[half.meta_group_rank() * 16 + 3]);
   half.sync();
   if (half.thread_rank() == 0)
-    checks[half.meta_group_rank()] = h * 100 + (odd == 0xAAAAu ? 10 : 0) + (all_pos && !any_big ? 1 : 0);
+    checks[half.meta_group_rank()] =
+        h * 100 + (odd == 0xAAAAu ? 10 : 0) + (all_pos && !any_big ? 1 : 0) + (third_ok ? 1000000 : 0);
 }
 
 int main() {
@@ -95,7 +98,7 @@ int main() {
   for (int q = 0; q < 8; ++q) {
     int s = 0;
     for (int l = 0; l < 16; ++l) s += x[q * 16 + l];
-    if (checks[q] != s * 100 + 11) { printf("FAIL half tile %d: %d want %d\n", q, checks[q], s * 100 + 11); return 1; }
+    if (checks[q] != 1000000 + s * 100 + 11) { printf("FAIL half tile %d: %d want %d\n", q, checks[q], 1000000 + s * 100 + 11); return 1; }
   }
   printf("PASS\n");
 }
