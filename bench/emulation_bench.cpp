@@ -8,6 +8,8 @@
 // from both kernels timed alternately in one run (thread CPU time: the launch runs entirely on
 // this thread, so other load on the machine does not inflate it), ns per barrier per thread
 // = (t_barrier - t_no_barrier) / (N * block size).
+#include "bench/emulation_features.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("emu/launch_barrier", bm_launch, variant::barrier)->Apply(blocks);
   benchmark::RegisterBenchmark("emu/launch_no_barrier_fibers", bm_launch, variant::no_barrier_fibers)->Apply(blocks);
   benchmark::RegisterBenchmark("emu/launch_no_barrier_loop", bm_launch, variant::no_barrier_loop)->Apply(blocks);
+  leap::bench::register_emulation_feature_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

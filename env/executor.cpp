@@ -63,6 +63,8 @@ struct status_info {
   bool timed = false;
   double median_ms = 0;
   int trials_ok = 0;
+  bool implicit_warp_sync = false; // the emulation ran volatile accesses of a warp in lockstep
+  std::string undefined;           // the first undefined behaviour the emulation noted
 };
 
 status_info parse_status_file(const std::string& text) {
@@ -84,11 +86,41 @@ status_info parse_status_file(const std::string& text) {
       int s = 0;
       is >> s >> si.median_ms;
       si.timed = static_cast<bool>(is);
+    } else if (w == "note") {
+      std::string what;
+      is >> what;
+      if (what == "implicit_warp_sync") {
+        si.implicit_warp_sync = true;
+      } else if (what == "undefined_behaviour") {
+        std::getline(is, si.undefined);
+        si.undefined = std::string(trim(si.undefined));
+      }
     } else if (w == "done") {
       si.done = true;
     }
   }
   return si;
+}
+
+void add_flag(verdict& v, const char* flag) {
+  v.flags = v.flags.empty() ? flag : v.flags + "," + flag;
+}
+
+// What the CPU emulation noticed: code that relies on implicit warp synchronisation, and
+// undefined behaviour, which explains a wrong answer (reason undefined_behaviour) and is
+// flagged either way, never silent.
+void add_emulation_notes(verdict& v, const status_info& si) {
+  if (si.implicit_warp_sync)
+    add_flag(v, "implicit_warp_sync");
+  if (si.undefined.empty())
+    return;
+  add_flag(v, "undefined_behaviour");
+  if (v.st == status::wrong_answer) {
+    v.reason = "undefined_behaviour";
+    v.diagnostics = si.undefined;
+  } else if (v.st == status::runtime_error) {
+    v.diagnostics += "; before that: " + si.undefined;
+  }
 }
 
 std::string where(const task_spec& t, int s, int trial) {
@@ -320,6 +352,16 @@ void executor::conclude(const handle& h) {
     v.st = status::runtime_error;
     v.reason = "signal";
     v.diagnostics = "the process was " + o.describe() + at;
+    // The emulation's fault handler words a misaligned vector access as a GPU does.
+    const std::string emu_fault = "emulation: misaligned address";
+    if (auto p = output_tail.find(emu_fault); p != std::string::npos) {
+      v.reason = "misaligned_address";
+      auto e = output_tail.find('\n', p);
+      const auto from = p + std::string("emulation: ").size();
+      v.diagnostics = output_tail.substr(from, e == std::string::npos ? e : e - from) + at
+                      + " (the emulation's process was " + o.describe() + ")";
+      output_tail.clear();
+    }
     if (o.term_signal == SIGXCPU)
       v.diagnostics += ": CPU time limit exceeded";
     if (!output_tail.empty())
@@ -400,6 +442,7 @@ void executor::conclude(const handle& h) {
     if (h->req.dump_inputs)
       rr.kept_dir = h->ref_dir;
   }
+  add_emulation_notes(v, si);
   v.feedback = make_feedback(v, task);
   cleanup();
   done(std::move(rr));

@@ -94,6 +94,9 @@ std::string make_feedback(const verdict& v, const task_spec& task) {
          << num(task.atol) << ", rtol " << num(task.rtol) << ")";
       if (std::isfinite(v.max_abs_error))
         os << "; max abs error " << num(v.max_abs_error);
+      if (v.reason == "undefined_behaviour")
+        os << "; the CPU emulation saw undefined behaviour, which a GPU may answer differently: "
+           << v.diagnostics;
       break;
     }
     case status::runtime_error:
@@ -109,6 +112,14 @@ std::string make_feedback(const verdict& v, const task_spec& task) {
       os << "rejected: " << v.diagnostics;
       break;
   }
+  if ((v.st == status::correct || v.st == status::wrong_answer)
+      && (","+ v.flags + ",").find(",implicit_warp_sync,") != std::string::npos)
+    os << "\nnote: the kernel relies on implicit warp synchronisation (lanes of a warp exchanging "
+          "data through volatile shared memory without __syncwarp), a race since Volta; put "
+          "__syncwarp() between the steps or reduce in registers with __shfl_down_sync";
+  if (v.st == status::correct && (","+ v.flags + ",").find(",undefined_behaviour,") != std::string::npos)
+    os << "\nnote: the CPU emulation saw undefined behaviour (a shuffle reading a lane outside its "
+          "mask or an exited lane); the result may differ on a GPU";
   return os.str();
 }
 

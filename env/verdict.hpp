@@ -24,7 +24,8 @@ struct verdict {
   std::string task;
   env::backend backend = env::backend::cpu;
   status st = status::rejected;
-  std::string reason;           // short cause: "canary", "SIGSEGV", "deadlock", "emulation_unsupported", ...
+  std::string reason;           // short cause: "canary", "SIGSEGV", "deadlock", "emulation_unsupported",
+                                 // "misaligned_address", "undefined_behaviour" (CPU emulation), ...
   // Correctness (wrong_answer and correct).
   double max_abs_error = 0;
   double max_rel_error = 0;
@@ -45,7 +46,8 @@ struct verdict {
   double run_seconds = 0;
   bool cached = false;           // the compile was a cache hit
   bool emulation_unsupported = false; // nvcc accepted it, the CPU emulation could not build it
-  std::string flags;             // comma-separated review flags: excessive_speedup, inconsistent_across_calls
+  std::string flags;             // comma-separated review flags: excessive_speedup, inconsistent_across_calls,
+                                 // implicit_warp_sync, undefined_behaviour (the last two from the CPU emulation)
   std::string feedback;          // the short text for the next turn's prompt
 };
 

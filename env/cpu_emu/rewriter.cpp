@@ -3,6 +3,11 @@
 // edits for launches and shared memory that keep every line in place. Pure, thread-safe.
 #include "env/cpu_emu/rewriter.hpp"
 
+#include "env/cpu_emu/conditionals.hpp"
+#include "env/cpu_emu/lexer.hpp"
+#include "env/cpu_emu/ptx_rewrite.hpp"
+#include "env/cpu_emu/volatile_rewrite.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -12,185 +17,26 @@
 namespace leap::emu {
 namespace {
 
-enum class tk { ident, number, punct, literal, header_name };
-
-struct token {
-  tk kind;
-  std::size_t pos;
-  std::size_t len;
-  int line;
-  bool in_directive;
-};
-
-bool ident_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || static_cast<unsigned char>(c) >= 0x80;
-}
-bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-bool digit(char c) { return c >= '0' && c <= '9'; }
-
-class lexer {
- public:
-  explicit lexer(std::string_view s) : s_(s) {}
-
-  std::vector<token> run() {
-    std::vector<token> out;
-    bool line_start = true;    // only whitespace since the last newline
-    bool in_directive = false;
-    int directive_tokens = 0;  // tokens of the current directive so far
-    bool want_header = false;  // after #include
-    while (i_ < s_.size()) {
-      char c = s_[i_];
-      if (c == '\n') {
-        ++line_;
-        ++i_;
-        line_start = true;
-        in_directive = false;
-        want_header = false;
-        continue;
-      }
-      if (c == '\\' && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || (s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n'))) {
-        i_ += s_[i_ + 1] == '\n' ? 2 : 3;
-        ++line_;
-        continue;
-      }
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        ++i_;
-        continue;
-      }
-      if (c == '/' && peek(1) == '/') {
-        while (i_ < s_.size() && s_[i_] != '\n') {
-          if (s_[i_] == '\\' && peek(1) == '\n') { ++line_; ++i_; }
-          ++i_;
-        }
-        continue;
-      }
-      if (c == '/' && peek(1) == '*') {
-        std::size_t end = s_.find("*/", i_ + 2);
-        if (end == std::string_view::npos) end = s_.size(); else end += 2;
-        count_lines(i_, end);
-        i_ = end;
-        continue;
-      }
-      const std::size_t start = i_;
-      const int line = line_;
-      if (want_header && c == '<') {
-        std::size_t end = s_.find_first_of(">\n", i_ + 1);
-        if (end == std::string_view::npos || s_[end] == '\n') end = i_; else ++end;
-        if (end > i_) {
-          i_ = end;
-          out.push_back({tk::header_name, start, end - start, line, true});
-          want_header = false;
-          continue;
-        }
-      }
-      tk kind = tk::punct;
-      if (ident_start(c)) {
-        while (i_ < s_.size() && ident_char(s_[i_])) ++i_;
-        std::string_view id = s_.substr(start, i_ - start);
-        if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'') && literal_prefix(id)) {
-          if (id.back() == 'R' && s_[i_] == '"') raw_string(); else quoted(s_[i_]);
-          kind = tk::literal;
-        } else {
-          kind = tk::ident;
-        }
-      } else if (digit(c) || (c == '.' && digit(peek(1)))) {
-        number();
-        kind = tk::number;
-      } else if (c == '"' || c == '\'') {
-        quoted(c);
-        kind = tk::literal;
-      } else {
-        ++i_;
-      }
-      if (line_start && kind == tk::punct && c == '#') {
-        in_directive = true;
-        directive_tokens = 0;
-      }
-      out.push_back({kind, start, i_ - start, line, in_directive});
-      if (in_directive) {
-        ++directive_tokens;
-        if (directive_tokens == 2) {
-          std::string_view name = s_.substr(start, i_ - start);
-          want_header = name == "include" || name == "include_next";
-        } else if (directive_tokens > 2) {
-          want_header = false;
-        }
-      }
-      line_start = false;
-    }
-    return out;
-  }
-
- private:
-  char peek(std::size_t k) const { return i_ + k < s_.size() ? s_[i_ + k] : '\0'; }
-  void count_lines(std::size_t from, std::size_t to) {
-    for (std::size_t k = from; k < to && k < s_.size(); ++k) line_ += s_[k] == '\n';
-  }
-  static bool literal_prefix(std::string_view id) {
-    static const std::set<std::string_view> prefixes = {"R", "u8", "u", "U", "L", "u8R", "uR", "UR", "LR"};
-    return prefixes.count(id) != 0;
-  }
-  void quoted(char q) {
-    ++i_;
-    while (i_ < s_.size() && s_[i_] != q && s_[i_] != '\n') {
-      if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
-        if (s_[i_ + 1] == '\n') ++line_;
-        ++i_;
-      }
-      ++i_;
-    }
-    if (i_ < s_.size() && s_[i_] == q) ++i_;
-  }
-  void raw_string() {
-    std::size_t open = s_.find('(', i_ + 1);
-    if (open == std::string_view::npos) { quoted('"'); return; }
-    std::string close = ")" + std::string(s_.substr(i_ + 1, open - i_ - 1)) + "\"";
-    std::size_t end = s_.find(close, open + 1);
-    end = end == std::string_view::npos ? s_.size() : end + close.size();
-    count_lines(i_, end);
-    i_ = end;
-  }
-  void number() {
-    while (i_ < s_.size()) {
-      char c = s_[i_];
-      if ((c == 'e' || c == 'E' || c == 'p' || c == 'P') && (peek(1) == '+' || peek(1) == '-')) {
-        i_ += 2;
-      } else if (ident_char(c) || c == '.') {
-        ++i_;
-      } else if (c == '\'' && ident_char(peek(1))) {
-        i_ += 2;
-      } else {
-        break;
-      }
-    }
-  }
-
-  std::string_view s_;
-  std::size_t i_ = 0;
-  int line_ = 1;
-};
-
 const std::set<std::string_view>& sync_identifiers() {
   static const std::set<std::string_view> ids = {
       "__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__syncwarp",
       "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__any_sync",
       "__all_sync", "__match_any_sync", "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync",
-      "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+      "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
+      // cooperative groups: group syncs and tile collectives are barriers and warp operations
+      "cooperative_groups", "this_thread_block", "tiled_partition", "coalesced_threads"};
   return ids;
 }
 
 const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
   static const std::map<std::string_view, std::string_view> ids = {
-      {"asm", "inline assembly (asm)"},
-      {"__asm__", "inline assembly (asm)"},
-      {"__asm", "inline assembly (asm)"},
       {"wmma", "WMMA / tensor cores (nvcuda::wmma)"},
       {"nvcuda", "WMMA / tensor cores (nvcuda::wmma)"},
-      {"cooperative_groups", "cooperative groups"},
-      {"this_thread_block", "cooperative groups"},
-      {"this_grid", "cooperative groups"},
-      {"tiled_partition", "cooperative groups"},
-      {"cudaLaunchCooperativeKernel", "cooperative groups"},
+      {"this_grid", "grid-wide cooperative groups (this_grid)"},
+      {"grid_group", "grid-wide cooperative groups (grid_group)"},
+      {"this_multi_grid", "grid-wide cooperative groups (this_multi_grid)"},
+      {"cluster_group", "thread block clusters (cluster_group)"},
+      {"cudaLaunchCooperativeKernel", "cooperative launches (cudaLaunchCooperativeKernel)"},
       {"tex1Dfetch", "textures"},
       {"tex1D", "textures"},
       {"tex2D", "textures"},
@@ -219,7 +65,7 @@ const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
       {"__cluster_dims__", "thread block clusters"},
       {"cudaLaunchKernelEx", "cudaLaunchKernelEx (use <<<...>>>)"},
       {"cudaLaunchKernel", "cudaLaunchKernel (use <<<...>>>)"},
-      {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
+      {"__pipeline_arrive_on", "asynchronous barriers (__pipeline_arrive_on)"},
       {"memcpy_async", "asynchronous copies (memcpy_async)"},
       {"curand_init", "cuRAND device API"},
       {"curandState", "cuRAND device API"},
@@ -227,17 +73,12 @@ const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
   return ids;
 }
 
-// Unsupported headers: exact names, or prefixes ending in '/'.
+// Unsupported headers: exact names, or prefixes ending in '/'. Headers of CUDA features the
+// emulation lacks (cuda_fp16.h, cuda_bf16.h, mma.h, ...) are not listed: including one is no
+// use of it; the identifiers above decide, after preprocessing.
 std::string_view unsupported_header(std::string_view h) {
   static const std::vector<std::pair<std::string_view, std::string_view>> hs = {
-      {"cuda_fp16.h", "half precision (cuda_fp16.h)"},
-      {"cuda_bf16.h", "bfloat16 (cuda_bf16.h)"},
-      {"cuda_fp8.h", "fp8 types (cuda_fp8.h)"},
-      {"mma.h", "WMMA / tensor cores (mma.h)"},
-      {"cooperative_groups.h", "cooperative groups"},
-      {"cooperative_groups/", "cooperative groups"},
-      {"cuda_pipeline.h", "asynchronous copies (cuda_pipeline.h)"},
-      {"cuda_awbarrier.h", "asynchronous barriers (cuda_awbarrier.h)"},
+      {"cooperative_groups/memcpy_async.h", "asynchronous copies (cooperative_groups/memcpy_async.h)"},
       {"cuda/", "libcu++ (<cuda/...>)"},
       {"cub/", "CUB"},
       {"thrust/", "Thrust"},
@@ -247,7 +88,6 @@ std::string_view unsupported_header(std::string_view h) {
       {"cudnn.h", "cuDNN"},
       {"cufft.h", "cuFFT"},
       {"curand.h", "cuRAND"},
-      {"curand_kernel.h", "cuRAND device API"},
       {"cusparse.h", "cuSPARSE"},
       {"texture_fetch_functions.h", "textures"},
   };
@@ -257,15 +97,10 @@ std::string_view unsupported_header(std::string_view h) {
   return {};
 }
 
-struct edit {
-  std::size_t begin, end;
-  std::string text;
-};
-
 class rewriter {
  public:
   rewriter(std::string_view src, std::string_view filename)
-      : src_(src), filename_(filename), toks_(lexer(src).run()) {}
+      : src_(src), filename_(filename), toks_(lex(src)) {}
 
   rewrite_output run() {
     rewrite_output out;
@@ -276,13 +111,27 @@ class rewriter {
         ++out.launches;
       } else if (text(i) == "extern" && extern_shared(i)) {
         // handled, i moved past the declaration
+      } else if (text(i) == "__shared__" && rewrite_volatile_shared_array(token_view{src_, toks_}, i, edits_, i)) {
+        uses_sync_ = true;
+        ++out.volatile_pointers;
       } else if (text(i) == "__shared__") {
         plain_shared(i);
+      } else if ((text(i) == "asm" || text(i) == "__asm__" || text(i) == "__asm") && live_[static_cast<std::size_t>(toks_[i].line)]) {
+        i = inline_asm(i);
+      } else if (text(i) == "volatile" && rewrite_volatile_pointer(token_view{src_, toks_}, i, edits_)) {
+        uses_sync_ = true;  // the lockstep at volatile accesses needs the fiber path
+        ++out.volatile_pointers;
       } else if (text(i) == "__noinline__") {
         edits_.push_back({toks_[i].pos, toks_[i].pos + toks_[i].len, "__attribute__((noinline))"});
       }
     }
     out.uses_sync = uses_sync_;
+    out.inline_asm = asm_rewritten_;
+    out.inline_asm_unsupported = asm_unsupported_;
+    if (asm_unsupported_ > 0)
+      fail(asm_first_line_, "inline PTX not supported by the CPU emulation (it runs cp.async, ld.global.nc and "
+                            "mov %laneid): " + std::to_string(asm_unsupported_) + " asm statement(s), the first with " +
+                            asm_first_);
     if (!errors_.empty()) {
       out.error = errors_;
       return out;
@@ -307,15 +156,36 @@ class rewriter {
     errors_ += what + " at line " + std::to_string(line);
   }
 
+  // The directives, for conditional inclusion (conditionals.hpp).
+  std::vector<directive> directives() const {
+    std::vector<directive> out;
+    for (std::size_t i = 0; i < toks_.size(); ++i) {
+      if (!toks_[i].directive_start) continue;
+      directive d;
+      d.line = d.last_line = toks_[i].line;
+      for (std::size_t j = i + 1; j < toks_.size() && toks_[j].in_directive && !toks_[j].directive_start; ++j) {
+        if (!d.text.empty() && toks_[j - 1].pos + toks_[j - 1].len != toks_[j].pos) d.text += ' ';
+        d.text += std::string(text(j));
+        d.last_line = toks_[j].line;
+      }
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+
   void scan_features() {
     std::set<std::string_view> reported;
     std::string found;
+    const int max_line = toks_.empty() ? 0 : toks_.back().line;
+    live_ = live_lines(directives(), max_line);
+    const std::vector<bool>& live = live_;
     for (std::size_t i = 0; i < toks_.size(); ++i) {
       const token& t = toks_[i];
       std::string_view what;
+      if (t.kind == tk::ident && sync_identifiers().count(text(i))) uses_sync_ = true;
+      if (!live[static_cast<std::size_t>(t.line)]) continue;  // in a disabled #if branch
       if (t.kind == tk::ident) {
         std::string_view id = text(i);
-        if (sync_identifiers().count(id)) uses_sync_ = true;
         auto it = unsupported_identifiers().find(id);
         if (it != unsupported_identifiers().end()) what = it->second;
         if (id == "texture" && punct(i + 1, '<')) what = "textures";
@@ -497,6 +367,18 @@ class rewriter {
     return true;
   }
 
+  // An asm statement: rewritten into emulation calls, or counted as unsupported.
+  std::size_t inline_asm(std::size_t i) {
+    asm_rewrite r = rewrite_inline_asm(token_view{src_, toks_}, i, edits_);
+    if (r.ok) {
+      ++asm_rewritten_;
+    } else if (asm_unsupported_++ == 0) {
+      asm_first_ = r.unsupported;
+      asm_first_line_ = toks_[i].line;
+    }
+    return r.last;
+  }
+
   void plain_shared(std::size_t i) {
     const bool has_static = (i > 0 && is(i - 1, "static")) || is(i + 1, "static");
     edits_.push_back({toks_[i].pos, toks_[i].pos + toks_[i].len, has_static ? "thread_local" : "static thread_local"});
@@ -533,6 +415,9 @@ class rewriter {
   std::vector<edit> edits_;
   std::string errors_;
   bool uses_sync_ = false;
+  std::vector<bool> live_;  // lines g++ compiles (conditionals.hpp)
+  int asm_rewritten_ = 0, asm_unsupported_ = 0, asm_first_line_ = 0;
+  std::string asm_first_;
 };
 
 }  // namespace

@@ -60,7 +60,26 @@ void status(const char* fmt, ...) {
   std::fflush(status_out);
 }
 
+// What the emulation noticed that is no error (written before "fail" and "done"):
+// "note implicit_warp_sync" and "note undefined_behaviour <message>".
+void emulation_notes() {
+#ifndef LEAP_HARNESS_CUDA
+  static bool written = false;
+  if (written)
+    return;
+  written = true;
+  if (leap_emu_implicit_warp_sync())
+    status("note implicit_warp_sync");
+  if (const char* u = leap_emu_undefined_behaviour()) {
+    std::string flat = u;
+    std::replace(flat.begin(), flat.end(), '\n', ' ');
+    status("note undefined_behaviour %s", flat.c_str());
+  }
+#endif
+}
+
 [[noreturn]] void fail(int s, int t, const char* kind, const std::string& msg) {
+  emulation_notes();
   std::string flat = msg;
   std::replace(flat.begin(), flat.end(), '\n', ' ');
   status("fail %d %d %s %s", s, t, kind, flat.c_str());
@@ -350,6 +369,7 @@ int main() {
     status("time_unsupported CPU emulation measures correctness only");
 #endif
   }
+  emulation_notes();
   status("done");
   std::fclose(status_out);
   return 0;

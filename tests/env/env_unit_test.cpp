@@ -268,6 +268,39 @@ TEST(Guards, RejectsForbiddenThingsAndAcceptsNormalCode) {
   EXPECT_FALSE(r.ok);
 }
 
+TEST(Guards, ExitAndAbortOnlyInTheBranchOfAFailedCudaCall) {
+  const std::string entry = "extern \"C\" void solution(float* x) { k<<<1, 1>>>(x); }\n";
+  // The usual helpers: a macro, a function testing the status, a bare `if (e)` in a helper
+  // that takes a cudaError_t, std::abort.
+  const std::string macro =
+      "#define CUDA_CHECK(call) do { cudaError_t e_ = (call); \\\n"
+      "  if (e_ != cudaSuccess) { fprintf(stderr, \"%s\\n\", cudaGetErrorString(e_)); exit(1); } } while (0)\n"
+      "__global__ void k(float* x) {}\n"
+      "extern \"C\" void solution(float* x) { k<<<1, 1>>>(x); CUDA_CHECK(cudaGetLastError()); }\n";
+  EXPECT_TRUE(static_check(macro, {}).ok) << static_check(macro, {}).reason;
+  const std::string helper =
+      "__global__ void k(float* x) {}\n"
+      "static void cuda_check(cudaError_t err, const char* what) {\n"
+      "  if (err != cudaSuccess) {\n    fprintf(stderr, \"%s failed\\n\", what);\n    std::exit(EXIT_FAILURE);\n  }\n}\n"
+      "static void check2(cudaError_t e) { if (e) abort(); }\n" + entry;
+  EXPECT_TRUE(static_check(helper, {}).ok) << static_check(helper, {}).reason;
+  // exit() anywhere else stays rejected, with the reason saying where it is allowed.
+  auto r = static_check("__global__ void k(float* x) {}\nextern \"C\" void solution(float* x) {\n  exit(0);\n}\n", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.line, 3);
+  EXPECT_NE(r.reason.find("a failed CUDA call"), std::string::npos) << r.reason;
+  r = static_check("static void f(int n) { if (n > 3) exit(2); }\n" + entry, {});
+  EXPECT_FALSE(r.ok);
+  // Other calls are rejected even after an allowed exit, and after a member call (x.open()).
+  r = static_check("static void c(cudaError_t e) { if (e != cudaSuccess) exit(1); }\n"
+                   "static void g(reader& v) {\n  v.open();\n  system(\"x\");\n}\n" + entry, {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("'system'"), std::string::npos) << r.reason;
+  // _exit is never allowed.
+  r = static_check("static void c(cudaError_t e) { if (e != cudaSuccess) _exit(1); }\n" + entry, {});
+  EXPECT_FALSE(r.ok);
+}
+
 namespace {
 std::string floats(std::initializer_list<float> v) {
   std::string s(v.size() * 4, '\0');

@@ -132,7 +132,7 @@ TEST(Fuzz, MalformedConfigFilesGiveFileLineColumnErrors) {
 
 TEST(Fuzz, RewriterGuardsAndExtractorSurviveMutatedSources) {
   std::vector<std::string> sources;
-  for (auto& dir : {"/tests/env/candidates", "/tests/env/adversarial", "/tasks"})
+  for (auto& dir : {"/tests/env/candidates", "/tests/env/adversarial", "/tests/env/cpu_emu/candidates", "/tasks"})
     for (auto& f : files_under(std::string(LEAP_SOURCE_DIR) + dir, ".cu"))
       sources.push_back(*read_file(f));
   ASSERT_FALSE(sources.empty());

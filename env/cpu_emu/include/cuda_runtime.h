@@ -29,10 +29,12 @@
 #include "leap_emu/device_math.h"
 #include "leap_emu/errors.h"
 #include "leap_emu/launch.h"
+#include "leap_emu/ptx.h"
 #include "leap_emu/runtime_api.h"
 #include "leap_emu/state.h"
 #include "leap_emu/sync.h"
 #include "leap_emu/types.h"
+#include "leap_emu/volatile.h"
 
 // Execution-space and storage qualifiers. __shared__ is also rewritten by the rewriter (this
 // macro is the fallback); __noinline__ is rewritten there only (a macro would break

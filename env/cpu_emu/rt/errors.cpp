@@ -18,6 +18,9 @@ std::atomic<int> g_sticky_error{cudaSuccess};
 std::mutex g_fatal_mutex;
 std::string g_fatal_message;
 std::atomic<bool> g_has_fatal{false};
+std::string g_undefined_message;
+std::atomic<bool> g_has_undefined{false};
+std::atomic<bool> g_implicit_warp_sync{false};
 
 }  // namespace
 
@@ -38,6 +41,20 @@ void record_fatal(cudaError_t e, const std::string& message, bool sticky) {
     g_sticky_error.compare_exchange_strong(expected, e);
   }
   set_last_error(e);
+}
+
+void record_undefined(const std::string& message) {
+  if (g_has_undefined.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(g_fatal_mutex);
+  if (g_has_undefined.load()) return;
+  g_undefined_message = message;
+  g_has_undefined.store(true);
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+void record_implicit_warp_sync() {
+  if (!g_implicit_warp_sync.load(std::memory_order_relaxed)) g_implicit_warp_sync.store(true);
 }
 
 cudaError_t sticky_error() { return static_cast<cudaError_t>(g_sticky_error.load()); }
@@ -71,6 +88,14 @@ extern "C" const char* leap_emu_fatal_error(void) {
   std::lock_guard<std::mutex> lock(g_fatal_mutex);
   return g_fatal_message.c_str();
 }
+
+extern "C" const char* leap_emu_undefined_behaviour(void) {
+  if (!g_has_undefined.load()) return nullptr;
+  std::lock_guard<std::mutex> lock(g_fatal_mutex);
+  return g_undefined_message.c_str();
+}
+
+extern "C" int leap_emu_implicit_warp_sync(void) { return g_implicit_warp_sync.load() ? 1 : 0; }
 
 extern "C" cudaError_t cudaGetLastError(void) {
   cudaError_t s = sticky_error();

@@ -37,6 +37,7 @@ struct fiber {
   int src = -1;
   std::uint64_t wresult = 0;
   int pred_out = 0;
+  bool volatile_write = false;  // wrote through a lockstep pointer since its last sync
 };
 
 // Fiber stacks: one anonymous mapping, `count` slots of [guard page | stack].
@@ -89,6 +90,7 @@ struct worker_fibers {
   std::size_t count = 0;  // threads of the current block
   std::size_t live = 0;   // of which not exited
   bool trapped = false;
+  bool yielded = false;   // a fiber stayed ready (lockstep_point) in the current pass
 };
 
 thread_local worker_fibers tl_worker;
@@ -146,6 +148,7 @@ const char* op_name(warp_op op) {
     case warp_op::ballot: return "a vote (__ballot/__any/__all_sync)";
     case warp_op::match_any:
     case warp_op::match_all: return "a __match_*_sync";
+    case warp_op::converge: return "coalesced_threads()";
     default: return "a __reduce_*_sync";
   }
 }
@@ -172,8 +175,24 @@ std::uint64_t reduce(warp_op op, const fiber* lanes, unsigned group) {
   return acc;
 }
 
+// A shuffle that reads a lane outside its group: undefined on a GPU (PTX: the value is
+// unspecified). Noted once per process with a reason, never silent; the lane gets its own value.
+void note_undefined_shuffle(const fiber& f, unsigned group, unsigned live, unsigned count) {
+  const char* why = f.src >= static_cast<int>(count) ? "does not exist (the block ends before it)"
+                    : !(f.mask >> f.src & 1u)         ? "is not in the mask"
+                    : !(live >> f.src & 1u)           ? "has already exited"
+                                                      : "is not taking part";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "lane %d, which %s (mask 0x%08x, lanes taking part 0x%08x)", f.src, why, f.mask,
+                group);
+  record_undefined(std::string("emulation: undefined behaviour in kernel ") + tl_w->desc->kernel_name +
+                   ", block " + dim_string(tl_block_idx) + ", thread " + dim_string(f.tid) +
+                   ": a __shfl*_sync read " + buf +
+                   "; a GPU returns an unspecified value there, the emulation returned the reading lane's own value");
+}
+
 // Completes the warp collective of the lanes in `group` (all waiting) of the warp at `lanes`.
-void release_group(fiber* lanes, unsigned group) {
+void release_group(fiber* lanes, unsigned group, unsigned live, unsigned count) {
   unsigned ballot = 0;
   for (unsigned l = 0; l < 32; ++l)
     if ((group >> l & 1u) && lanes[l].pred) ballot |= 1u << l;
@@ -183,7 +202,12 @@ void release_group(fiber* lanes, unsigned group) {
     switch (f.op) {
       case warp_op::sync: break;
       case warp_op::shfl:
-        f.wresult = (f.src >= 0 && f.src < 32 && (group >> f.src & 1u)) ? lanes[f.src].value : f.value;
+        if (f.src >= 0 && f.src < 32 && (group >> f.src & 1u)) {
+          f.wresult = lanes[f.src].value;
+        } else {
+          f.wresult = f.value;
+          if (f.src >= 0 && f.src < 32) note_undefined_shuffle(f, group, live, count);
+        }
         break;
       case warp_op::ballot:
         f.wresult = ballot;
@@ -215,15 +239,42 @@ bool release_warps(worker_fibers& w, std::size_t n) {
     const std::size_t count = n - base < 32 ? n - base : 32;
     unsigned waiting = 0, live = 0;
     for (std::size_t l = 0; l < count; ++l) {
-      if (lanes[l].state == fstate::at_warp) waiting |= 1u << l;
+      if (lanes[l].state == fstate::at_warp && lanes[l].op != warp_op::converge) waiting |= 1u << l;
       if (lanes[l].state != fstate::exited) live |= 1u << l;
     }
     for (unsigned l = 0; l < count && waiting; ++l) {
       if (!(waiting >> l & 1u)) continue;
       const unsigned group = (lanes[l].mask | (1u << l)) & live;
       if (group & ~waiting) continue;  // a partner has not arrived (or waits elsewhere)
-      release_group(lanes, group);
+      release_group(lanes, group, live, static_cast<unsigned>(count));
       waiting &= ~group;
+      released = true;
+    }
+  }
+  return released;
+}
+
+// Lanes waiting in coalesced_threads(): those of a warp at the same call site form the group.
+// Runs only when nothing else can be released, so every lane that can get there has.
+bool release_converged(worker_fibers& w, std::size_t n) {
+  bool released = false;
+  for (std::size_t base = 0; base < n; base += 32) {
+    fiber* lanes = &w.fibers[base];
+    const std::size_t count = n - base < 32 ? n - base : 32;
+    unsigned pending = 0;
+    for (std::size_t l = 0; l < count; ++l)
+      if (lanes[l].state == fstate::at_warp && lanes[l].op == warp_op::converge) pending |= 1u << l;
+    while (pending) {
+      const unsigned first = static_cast<unsigned>(__builtin_ctz(pending));
+      unsigned group = 0;
+      for (unsigned l = first; l < count; ++l)
+        if ((pending >> l & 1u) && lanes[l].value == lanes[first].value) group |= 1u << l;
+      for (unsigned l = first; l < count; ++l)
+        if (group >> l & 1u) {
+          lanes[l].wresult = group;
+          lanes[l].state = fstate::ready;
+        }
+      pending &= ~group;
       released = true;
     }
   }
@@ -298,6 +349,7 @@ bool run_block_fibers(const launch_desc& d) {
   tl_w = &w;
   w.desc = &d;
   w.trapped = false;
+  w.yielded = false;
   const unsigned bx = d.cfg.block.x, by = d.cfg.block.y;
   const std::size_t n = std::size_t(bx) * by * d.cfg.block.z;
   w.stacks.ensure(n, stack_bytes());
@@ -322,10 +374,15 @@ bool run_block_fibers(const launch_desc& d) {
       tl_thread_idx = first->tid;
       save_jumper(bctx::jump_fcontext(first->ctx, &w.sched));
       if (w.trapped) return false;
+      if (w.yielded) {  // a lane yielded at a volatile access: run the next round first
+        w.yielded = false;
+        continue;
+      }
     }
     if (w.live == 0) return true;
     if (release_warps(w, n)) continue;
     if (release_block(w, n, w.live)) continue;
+    if (release_converged(w, n)) continue;
     report_stuck(w, n);
     return false;
   }
@@ -335,6 +392,7 @@ int block_barrier(int predicate, int mode) {
   fiber* f = current_fiber("__syncthreads()");
   if (!f) return 0;
   f->state = fstate::at_block;
+  f->volatile_write = false;
   f->pred = predicate;
   f->mode = mode;
   yield_to_scheduler(tl_w);
@@ -346,6 +404,7 @@ std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, in
   fiber* f = current_fiber(op == warp_op::sync ? "__syncwarp()" : "a warp shuffle/vote");
   if (!f) return value;
   f->state = fstate::at_warp;
+  f->volatile_write = false;
   f->op = op;
   f->mask = mask;
   f->value = value;
@@ -354,6 +413,27 @@ std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, in
   yield_to_scheduler(tl_w);
   if (pred_out) *pred_out = f->pred_out;
   return f->wresult;
+}
+
+unsigned converged_lanes(unsigned site) {
+  if (tl_mode != exec_mode::fibers) return live_lane_mask();
+  return static_cast<unsigned>(warp_collective(warp_op::converge, 0xffffffffu, site, -1, 0, nullptr));
+}
+
+void lockstep_point(bool write) {
+  if (tl_mode != exec_mode::fibers) return;
+  worker_fibers* w = tl_w;
+  fiber* f = w->current;
+  const std::size_t self = static_cast<std::size_t>(f - w->fibers.data());
+  const std::size_t base = self - self % 32;
+  bool partner = false;  // another live lane in this warp
+  for (std::size_t l = base; l < base + 32 && l < w->count && !partner; ++l)
+    partner = l != self && w->fibers[l].state != fstate::exited;
+  if (!partner) return;
+  if (write) f->volatile_write = true;
+  else if (f->volatile_write) record_implicit_warp_sync();
+  w->yielded = true;
+  yield_to_scheduler(w);  // stays ready: resumes in the next pass
 }
 
 unsigned lane_id() {

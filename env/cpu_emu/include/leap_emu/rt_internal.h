@@ -15,6 +15,10 @@ void set_last_error(cudaError_t e);
 // Records a fatal emulation error: the first message is kept for leap_emu_fatal_error() and
 // printed to stderr; `sticky` errors make every later API call fail like a corrupted context.
 void record_fatal(cudaError_t e, const std::string& message, bool sticky);
+// Records the first undefined-behaviour note (leap_emu_undefined_behaviour); not an error.
+void record_undefined(const std::string& message);
+// Marks that volatile accesses ran in warp lockstep (leap_emu_implicit_warp_sync).
+void record_implicit_warp_sync();
 // The sticky error, or cudaSuccess.
 cudaError_t sticky_error();
 // Returns e after recording it as last error (when not success), or the sticky error.

@@ -12,7 +12,8 @@ namespace leap_emu::detail {
 
 enum class warp_op : int {
   sync, shfl, ballot, reduce_add, reduce_min_s, reduce_max_s, reduce_min_u, reduce_max_u,
-  reduce_and, reduce_or, reduce_xor, match_any, match_all
+  reduce_and, reduce_or, reduce_xor, match_any, match_all,
+  converge  // coalesced_threads(): value = call site; released last, with the lanes at that site
 };
 
 // Block barrier. mode 0: returns how many threads had a non-zero predicate; 1: whether all
@@ -23,6 +24,16 @@ int block_barrier(int predicate, int mode);
 std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, int src_lane,
                               int predicate, int* pred_out);
 unsigned live_lane_mask();
+// The lanes of this warp that reach call site `site` together (cooperative_groups'
+// coalesced_threads): waits until no lane of the block can run, then groups the lanes of the
+// warp waiting at the same site.
+unsigned converged_lanes(unsigned site);
+// A volatile memory access is about to happen: on the fiber path the lane yields so that the
+// warp's lanes take turns access by access, as in the lockstep of pre-Volta GPUs (legacy
+// warp-synchronous code reads what the other lanes wrote one statement earlier). A read after
+// a write of the same lane with no warp or block synchronisation in between marks the run as
+// relying on implicit warp synchronisation (leap_emu_implicit_warp_sync).
+void lockstep_point(bool write);
 unsigned lane_id();
 [[noreturn]] void device_trap(const char* what);
 
@@ -119,7 +130,10 @@ inline int __all_sync(unsigned mask, int predicate) {
   warp_collective(warp_op::ballot, mask, 0, -1, predicate != 0, &all);
   return all;
 }
-inline unsigned __activemask() { return ::leap_emu::detail::live_lane_mask(); }
+// The lanes that execute this call together: on the fiber path those of the warp that reach
+// the same source line (as coalesced_threads), so a mask taken inside a branch holds only the
+// lanes that took it; elsewhere the warp's live lanes.
+inline unsigned __activemask(unsigned site = __builtin_LINE()) { return ::leap_emu::detail::converged_lanes(site); }
 
 #define LEAP_EMU_WARP_REDUCE(NAME, T, OP)                                                     \
   inline T NAME(unsigned mask, T value) {                                                     \

@@ -1,0 +1,11 @@
+// The per-feature cost benchmarks of bench_emulation (emulation_features_bench.cpp): each pits a
+// kernel that uses one emulation mechanism (volatile lockstep, cooperative groups,
+// coalesced_threads, cp.async, the rewriter's #if evaluation) against the same work without it,
+// alternately in one run. Called once from bench_emulation's main thread before running.
+#pragma once
+
+namespace leap::bench {
+
+void register_emulation_feature_benchmarks();
+
+} // namespace leap::bench
