@@ -83,7 +83,9 @@ TEST(EmuVerdicts, EveryFidelityKernelGetsItsExpectedVerdict) {
   cfg.executor.memory_limit_mb = 2048;
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
-  evaluator ev(**svc);
+  auto ev_made = evaluator::create(**svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
   auto cands = candidates();
   ASSERT_GE(cands.size(), 7u);
   std::vector<check_item> items;

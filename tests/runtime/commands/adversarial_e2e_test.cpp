@@ -149,8 +149,8 @@ TEST_F(adversarial, EveryHostileCandidateIsContainedAndJudgedRight) {
   auto procs_before = candidate_processes(svc.work_dir);
   {
     auto ev_made = evaluator::create(svc);
-  ASSERT_TRUE(ev_made) << ev_made.message();
-  auto& ev = **ev_made;
+    ASSERT_TRUE(ev_made) << ev_made.message();
+    auto& ev = **ev_made;
     std::vector<check_item> items;
     for (auto& h : suite)
       items.push_back({h.task, h.source, false, false});
@@ -209,8 +209,8 @@ TEST_F(adversarial, TwoHundredMixedChecksLeakNothing) {
   auto procs_before = candidate_processes(svc.work_dir);
   {
     auto ev_made = evaluator::create(svc);
-  ASSERT_TRUE(ev_made) << ev_made.message();
-  auto& ev = **ev_made;
+    ASSERT_TRUE(ev_made) << ev_made.message();
+    auto& ev = **ev_made;
     std::vector<check_item> items;
     for (auto& h : mix)
       items.push_back({h.task, h.source, false, false});
