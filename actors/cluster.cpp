@@ -18,7 +18,8 @@ namespace leap::actors {
 namespace {
 
 using clock = std::chrono::steady_clock;
-enum kind : int { compile_kind = 0, execute_kind = 1 };
+enum kind : int { compile_kind = 0, execute_kind = 1, generate_kind = 2 };
+constexpr int kinds = 3;
 
 struct node_slot {
   std::string host;
@@ -32,14 +33,16 @@ struct node_slot {
   bool heartbeat_pending = false;
   int missed = 0;
   bool draining = false;
-  std::uint32_t in[2] = {0, 0};
+  std::uint32_t in[kinds] = {0, 0, 0};
   std::unordered_set<std::string> builds; // keys built there since it came up
   clock::time_point up_since;
   double up_before = 0; // seconds up in earlier connections
   msg::node_row row;
 
   std::uint32_t workers(int k) const {
-    return k == compile_kind ? info.compile_workers : info.execute_workers;
+    return k == compile_kind   ? info.compile_workers
+           : k == execute_kind ? info.execute_workers
+                               : info.generate_slots;
   }
 };
 
@@ -49,8 +52,10 @@ struct job {
   std::uint64_t gate_id = 0; // the requester's
   msg::compile_request creq;
   msg::exec_request ereq;
+  msg::generate_request greq;
   caf::typed_response_promise<msg::compile_reply> crp;
   caf::typed_response_promise<msg::exec_reply> erp;
+  caf::typed_response_promise<msg::generate_reply> grp;
   int tries = 0;
   bool cancelled = false;
   std::optional<std::size_t> node;
@@ -64,12 +69,17 @@ struct cluster_state {
   cluster_options opts;
   std::vector<node_slot> nodes;
   std::map<std::uint64_t, std::shared_ptr<job>> jobs; // queued and running, by dispatcher id
-  std::deque<std::uint64_t> queue[2];
-  std::map<std::uint64_t, std::uint64_t> by_gate[2];  // requester id -> dispatcher id
+  std::deque<std::uint64_t> queue[kinds];
+  std::map<std::uint64_t, std::uint64_t> by_gate[kinds]; // requester id -> dispatcher id
   std::unordered_map<std::string, msg::compile_request> memo; // build key -> how to build it
   std::deque<std::string> memo_order;
-  msg::pool_stats stats[2];
+  msg::pool_stats stats[kinds];
   std::uint64_t next_id = 1;
+  std::shared_ptr<const msg::weights_update> weights; // the latest version, for new nodes
+  std::int64_t weights_version = -1;
+  std::uint64_t weights_bytes = 0;
+  double weights_ms = 0;
+  std::uint32_t weights_nodes = 0;
 
   void log(const std::string& line) const {
     if (opts.log)
@@ -95,9 +105,12 @@ struct cluster_state {
 
 using self_ptr = cluster_actor::stateful_pointer<cluster_state>;
 
-std::string kind_name(int k) { return k == compile_kind ? "compile" : "execute"; }
+std::string kind_name(int k) {
+  return k == compile_kind ? "compile" : k == execute_kind ? "execute" : "generate";
+}
 
 void dispatch(self_ptr self);
+void send_weights(self_ptr self, const std::vector<std::size_t>& targets);
 
 // Takes the job off its node's books (its credit comes back).
 void release(self_ptr self, job& j) {
@@ -106,7 +119,7 @@ void release(self_ptr self, job& j) {
   auto& n = self->state.nodes[*j.node];
   if (n.in[j.k] > 0)
     --n.in[j.k];
-  n.row.busy = n.in[0] + n.in[1];
+  n.row.busy = n.in[0] + n.in[1] + n.in[2];
   n.row.busy_seconds += std::chrono::duration<double>(clock::now() - j.sent).count();
   j.node.reset();
 }
@@ -119,10 +132,13 @@ void forget(self_ptr self, const job& j) {
 
 void fail(self_ptr self, std::shared_ptr<job> j, const std::string& why) {
   auto text = "cluster " + kind_name(j->k) + " job " + std::to_string(j->gate_id) + ": " + why;
+  auto e = caf::make_error(caf::sec::runtime_error, text);
   if (j->k == compile_kind)
-    j->crp.deliver(caf::make_error(caf::sec::runtime_error, text));
+    j->crp.deliver(e);
+  else if (j->k == execute_kind)
+    j->erp.deliver(e);
   else
-    j->erp.deliver(caf::make_error(caf::sec::runtime_error, text));
+    j->grp.deliver(e);
   forget(self, *j);
 }
 
@@ -135,7 +151,8 @@ void retry_or_fail(self_ptr self, std::shared_ptr<job> j, const std::string& why
     fail(self, j, "cancelled");
     return;
   }
-  int retries = j->k == compile_kind ? s.opts.compile_retries : s.opts.exec_retries;
+  // Generation has no retry key of its own: it follows the compiler's.
+  int retries = j->k == execute_kind ? s.opts.exec_retries : s.opts.compile_retries;
   if (!counts)
     --j->tries;
   if (j->tries <= std::max(0, retries)) {
@@ -176,7 +193,7 @@ void node_lost(self_ptr self, std::size_t slot, const std::string& why) {
     release(self, *j);
     retry_or_fail(self, j, "node " + n.row.name + " was lost (" + why + ")");
   }
-  n.in[0] = n.in[1] = 0;
+  n.in[0] = n.in[1] = n.in[2] = 0;
   n.row.busy = 0;
   dispatch(self);
 }
@@ -206,7 +223,7 @@ std::optional<std::size_t> pick(self_ptr self, const job& j) {
     if (better(best, i))
       best = i;
   }
-  if (j.k == compile_kind)
+  if (j.k != execute_kind)
     return best;
   if (best_holder)
     return best_holder;
@@ -348,6 +365,22 @@ void on_exec_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint6
   dispatch(self);
 }
 
+void on_generate_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
+                       msg::generate_reply& r) {
+  auto& s = self->state;
+  auto it = s.jobs.find(id);
+  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+    return;
+  auto j = it->second;
+  release(self, *j);
+  ++s.nodes[slot].row.done;
+  ++s.stats[generate_kind].completed;
+  r.id = j->gate_id;
+  j->grp.deliver(std::move(r));
+  forget(self, *j);
+  dispatch(self);
+}
+
 void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot) {
   auto& s = self->state;
   auto& n = s.nodes[slot];
@@ -356,10 +389,16 @@ void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot) {
   j->sent = clock::now();
   ++j->tries;
   ++n.in[j->k];
-  n.row.busy = n.in[0] + n.in[1];
+  n.row.busy = n.in[0] + n.in[1] + n.in[2];
   auto id = j->id;
   auto epoch = n.epoch;
-  if (j->k == compile_kind) {
+  if (j->k == generate_kind) {
+    auto req = j->greq;
+    req.id = id;
+    self->request(n.handle, s.opts.job_timeout, msg::generate_atom_v, std::move(req))
+      .then([self, id, slot, epoch](msg::generate_reply& r) { on_generate_reply(self, id, slot, epoch, r); },
+            [self, id, slot, epoch](caf::error& e) { on_job_error(self, id, slot, epoch, e); });
+  } else if (j->k == compile_kind) {
     auto req = j->creq;
     req.id = id;
     self->request(n.handle, s.opts.job_timeout, msg::compile_atom_v, std::move(req))
@@ -376,7 +415,7 @@ void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot) {
 
 void dispatch(self_ptr self) {
   auto& s = self->state;
-  for (int k : {compile_kind, execute_kind}) {
+  for (int k : {compile_kind, execute_kind, generate_kind}) {
     auto& q = s.queue[k];
     for (auto it = q.begin(); it != q.end();) {
       auto jt = s.jobs.find(*it);
@@ -386,8 +425,8 @@ void dispatch(self_ptr self) {
       }
       auto slot = pick(self, *jt->second);
       if (!slot) {
-        if (k == compile_kind)
-          break; // compile jobs are alike: none can go before this one
+        if (k != execute_kind)
+          break; // compile (and generate) jobs are alike: none can go before this one
         ++it;
         continue;
       }
@@ -448,10 +487,11 @@ void greet(self_ptr self, std::size_t slot, msg::node_actor h) {
         n.row.version = info.identity.version + " (" + info.identity.messages + ")";
         n.row.compile_workers = info.compile_workers;
         n.row.execute_workers = info.execute_workers;
+        n.row.generate_slots = info.generate_slots;
         n.row.problem.clear();
         n.draining = false;
         n.missed = 0;
-        n.in[0] = n.in[1] = 0;
+        n.in[0] = n.in[1] = n.in[2] = 0;
         ++n.epoch;
         n.up_since = clock::now();
         if (again)
@@ -459,7 +499,12 @@ void greet(self_ptr self, std::size_t slot, msg::node_actor h) {
         self->monitor(h);
         s.log("node " + n.row.name + (again ? " rejoined" : " joined") + ": compile "
               + std::to_string(info.compile_workers) + ", execute "
-              + std::to_string(info.execute_workers) + " (" + env::to_string(info.backend) + ")");
+              + std::to_string(info.execute_workers)
+              + (info.generate_slots ? ", generate " + std::to_string(info.generate_slots) : "")
+              + " (" + env::to_string(info.backend) + ")");
+        // A generating node samples from the head's current policy, not its own checkpoint's.
+        if (info.generate_slots > 0)
+          send_weights(self, {slot});
         dispatch(self);
       },
       [self, slot](caf::error& e) {
@@ -479,7 +524,7 @@ void greet(self_ptr self, std::size_t slot, msg::node_actor h) {
 // what is known of every node.
 void expire_waiting(self_ptr self) {
   auto& s = self->state;
-  for (int k : {compile_kind, execute_kind}) {
+  for (int k : {compile_kind, execute_kind, generate_kind}) {
     bool any = false;
     for (auto& n : s.nodes)
       any = any || s.usable(n, k);
@@ -560,6 +605,9 @@ void enqueue(self_ptr self, Request req, Promise rp) {
   if constexpr (K == compile_kind) {
     j->creq = std::move(req);
     j->crp = rp;
+  } else if constexpr (K == generate_kind) {
+    j->greq = std::move(req);
+    j->grp = rp;
   } else {
     j->ereq = std::move(req);
     j->erp = rp;
@@ -587,8 +635,10 @@ void cancel(self_ptr self, int k, std::uint64_t gate_id) {
   auto& n = s.nodes[*j->node];
   if (k == compile_kind)
     self->send(n.handle, msg::cancel_atom_v, msg::compile_atom_v, j->id);
-  else
+  else if (k == execute_kind)
     self->send(n.handle, msg::cancel_atom_v, msg::exec_atom_v, j->id);
+  else
+    self->send(n.handle, msg::cancel_atom_v, msg::generate_atom_v, j->id);
 }
 
 msg::pool_stats pool_stats_of(self_ptr self, int k) {
@@ -618,7 +668,41 @@ msg::cluster_status status_of(self_ptr self) {
   }
   out.queued_compile = static_cast<std::uint32_t>(s.queue[compile_kind].size());
   out.queued_execute = static_cast<std::uint32_t>(s.queue[execute_kind].size());
+  out.queued_generate = static_cast<std::uint32_t>(s.queue[generate_kind].size());
+  out.weights_version = s.weights_version;
+  out.weights_bytes = s.weights_bytes;
+  out.weights_ms = s.weights_ms;
+  out.weights_nodes = s.weights_nodes;
   return out;
+}
+
+// Sends the latest weights to the generating nodes in `targets`, and measures the time until
+// the slowest has handed them to its replicas.
+void send_weights(self_ptr self, const std::vector<std::size_t>& targets) {
+  auto& s = self->state;
+  if (!s.weights || targets.empty())
+    return;
+  auto w = s.weights;
+  auto t0 = clock::now();
+  auto pending = std::make_shared<std::size_t>(targets.size());
+  for (auto i : targets) {
+    auto& n = s.nodes[i];
+    self->request(n.handle, std::chrono::seconds(60), msg::weights_atom_v, *w)
+      .then(
+        [self, w, t0, pending, n_targets = targets.size()](std::int64_t) {
+          if (--*pending > 0)
+            return;
+          auto& s = self->state;
+          s.weights_version = w->version;
+          s.weights_bytes = w->safetensors.size();
+          s.weights_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+          s.weights_nodes = static_cast<std::uint32_t>(n_targets);
+        },
+        [self, i, pending](caf::error& e) {
+          --*pending;
+          set_problem(self, i, "weights: " + msg::error_text(e, self->system()));
+        });
+  }
 }
 
 cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
@@ -626,6 +710,8 @@ cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
   s.opts = std::move(opts);
   s.stats[compile_kind].pool = "cluster compile";
   s.stats[execute_kind].pool = "cluster execute";
+  s.stats[generate_kind].pool = "cluster generate";
+  s.weights = s.opts.weights;
   for (auto& name : s.opts.nodes) {
     node_slot n;
     n.row.name = name;
@@ -666,6 +752,22 @@ cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
       auto rp = self->make_response_promise<msg::exec_reply>();
       enqueue<execute_kind>(self, std::move(req), rp);
       return rp;
+    },
+    [self](msg::generate_atom, msg::generate_request& req) -> caf::result<msg::generate_reply> {
+      auto rp = self->make_response_promise<msg::generate_reply>();
+      enqueue<generate_kind>(self, std::move(req), rp);
+      return rp;
+    },
+    [self](msg::cancel_atom, msg::generate_atom, std::uint64_t id) { cancel(self, generate_kind, id); },
+    [self](msg::stats_atom, msg::generate_atom) { return pool_stats_of(self, generate_kind); },
+    [self](msg::weights_atom, msg::weights_update& w) {
+      auto& s = self->state;
+      s.weights = std::make_shared<const msg::weights_update>(std::move(w));
+      std::vector<std::size_t> targets;
+      for (std::size_t i = 0; i < s.nodes.size(); ++i)
+        if (s.usable(s.nodes[i], generate_kind))
+          targets.push_back(i);
+      send_weights(self, targets);
     },
     [self](msg::cancel_atom, msg::compile_atom, std::uint64_t id) { cancel(self, compile_kind, id); },
     [self](msg::cancel_atom, msg::exec_atom, std::uint64_t id) { cancel(self, execute_kind, id); },
@@ -744,6 +846,30 @@ msg::executor_pool_actor::behavior_type exec_facade(msg::executor_pool_actor::po
   };
 }
 
+msg::generator_pool_actor::behavior_type generate_facade(msg::generator_pool_actor::pointer self,
+                                                        cluster_actor d) {
+  self->link_to(d);
+  return {
+    [self, d](msg::generate_atom, msg::generate_request& req) {
+      return self->delegate(d, msg::generate_atom_v, std::move(req));
+    },
+    [self, d](msg::cancel_atom, std::uint64_t id) {
+      self->send(d, msg::cancel_atom_v, msg::generate_atom_v, id);
+    },
+    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v, msg::generate_atom_v); },
+  };
+}
+
+msg::weights_sink_actor::behavior_type weights_facade(msg::weights_sink_actor::pointer self,
+                                                      cluster_actor d) {
+  self->link_to(d);
+  return {
+    [self, d](msg::weights_atom, msg::weights_update& w) {
+      self->send(d, msg::weights_atom_v, std::move(w));
+    },
+  };
+}
+
 msg::head_actor::behavior_type head_facade(msg::head_actor::pointer self, cluster_actor d) {
   self->link_to(d);
   return {
@@ -762,6 +888,8 @@ cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts) {
   h.compilers = sys.spawn(compile_facade, h.dispatcher);
   h.executors = sys.spawn(exec_facade, h.dispatcher);
   h.head = sys.spawn(head_facade, h.dispatcher);
+  h.generators = sys.spawn(generate_facade, h.dispatcher);
+  h.weights = sys.spawn(weights_facade, h.dispatcher);
   return h;
 }
 

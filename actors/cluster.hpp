@@ -1,8 +1,10 @@
 // The head's side of a cluster (docs/cluster.md): one dispatcher actor that keeps the nodes
 // (connects, checks their build identity, monitors them, heartbeats them, reconnects the lost
-// ones) and sends them compile and execute jobs; two facades give the rest of the pipeline the
-// ordinary compiler- and executor-pool interfaces, so the gatekeeper and the evaluator do not know
-// whether their pools are local or spread over machines.
+// ones) and sends them compile, execute and generate jobs; facades give the rest of the
+// pipeline the ordinary compiler-, executor- and generator-pool and weights-sink interfaces, so
+// the gatekeeper, the learner and the evaluator do not know whether their pools are local or
+// spread over machines. Every weights update goes to every generating node (and to one that
+// comes up later, the latest one), with its size and the time until the slowest node took it.
 //
 // Scheduling is credit-based: a node holds at most workers * (1 + queue_per_worker) jobs of a
 // kind; the rest wait at the head and go to the node with the most free credit. An execute goes to
@@ -50,6 +52,9 @@ struct cluster_options {
   std::function<void(const std::string&)> log; // joins, losses, refusals
   // Optional: the cluster's status after every heartbeat (the step line, metrics.jsonl).
   std::function<void(const msg::cluster_status&)> on_status;
+  // The policy generating nodes start from (the head's checkpoint); later versions come through
+  // the weights facade. Optional: without it, nodes sample from their node.checkpoint.
+  std::shared_ptr<const msg::weights_update> weights;
 };
 
 // The dispatcher's interface: the two pools' messages per kind, the cluster's status, and its
@@ -62,6 +67,10 @@ using cluster_actor = caf::typed_actor<
   caf::reacts_to<msg::cancel_atom, msg::exec_atom, std::uint64_t>,
   caf::replies_to<msg::stats_atom, msg::compile_atom>::with<msg::pool_stats>,
   caf::replies_to<msg::stats_atom, msg::exec_atom>::with<msg::pool_stats>,
+  caf::replies_to<msg::generate_atom, msg::generate_request>::with<msg::generate_reply>,
+  caf::reacts_to<msg::cancel_atom, msg::generate_atom, std::uint64_t>,
+  caf::replies_to<msg::stats_atom, msg::generate_atom>::with<msg::pool_stats>,
+  caf::reacts_to<msg::weights_atom, msg::weights_update>,
   caf::replies_to<msg::stats_atom>::with<msg::cluster_status>,
   caf::reacts_to<msg::tick_atom>,
   caf::reacts_to<msg::connected_atom, std::uint64_t, msg::node_actor>,
@@ -73,6 +82,8 @@ struct cluster_handles {
   msg::compiler_pool_actor compilers; // facades over the dispatcher
   msg::executor_pool_actor executors;
   msg::head_actor head;               // joins and status, for publishing on cluster.listen
+  msg::generator_pool_actor generators;
+  msg::weights_sink_actor weights;    // fans every update out to the generating nodes
 };
 
 cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts);

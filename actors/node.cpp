@@ -130,6 +130,42 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
           });
       return rp;
     },
+    [self](msg::generate_atom, msg::generate_request& req) -> caf::result<msg::generate_reply> {
+      auto& s = self->state;
+      if (s.draining)
+        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
+      if (!s.opts.generators)
+        return unavailable(s.opts.info.name + " does not generate (node.roles)");
+      auto rp = self->make_response_promise<msg::generate_reply>();
+      ++s.in_flight;
+      self->request(s.opts.generators, s.opts.job_timeout, msg::generate_atom_v, std::move(req))
+        .then(
+          [self, rp](msg::generate_reply& r) mutable {
+            rp.deliver(std::move(r));
+            self->state.finished();
+          },
+          [self, rp](caf::error& e) mutable {
+            rp.deliver(caf::make_error(caf::sec::runtime_error,
+                                       self->state.opts.info.name + ": "
+                                         + msg::error_text(e, self->system())));
+            self->state.finished();
+          });
+      return rp;
+    },
+    [self](msg::cancel_atom, msg::generate_atom, std::uint64_t id) {
+      if (self->state.opts.generators)
+        self->send(self->state.opts.generators, msg::cancel_atom_v, id);
+    },
+    [self](msg::weights_atom, msg::weights_update& w) -> caf::result<std::int64_t> {
+      auto& s = self->state;
+      if (!s.opts.weights)
+        return unavailable(s.opts.info.name + " has no generator replicas for weights");
+      auto version = w.version;
+      s.log("weights version " + std::to_string(version) + " ("
+            + std::to_string(w.safetensors.size() / 1024) + " KiB) to the generator replicas");
+      self->send(s.opts.weights, msg::weights_atom_v, std::move(w));
+      return version;
+    },
     [self](msg::cancel_atom, msg::compile_atom, std::uint64_t id) {
       if (self->state.opts.compilers)
         self->send(self->state.opts.compilers, msg::cancel_atom_v, id);
@@ -146,7 +182,8 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
       out->draining = s.draining;
       out->uptime_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
-      auto pending = std::make_shared<int>((s.opts.compilers ? 1 : 0) + (s.opts.executors ? 1 : 0));
+      auto pending = std::make_shared<int>((s.opts.compilers ? 1 : 0) + (s.opts.executors ? 1 : 0)
+                                           + (s.opts.generators ? 1 : 0));
       auto one_done = [rp, out, pending]() mutable {
         if (--*pending == 0)
           rp.deliver(*out);
@@ -163,6 +200,10 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
       if (s.opts.executors)
         self->request(s.opts.executors, timeout, msg::stats_atom_v)
           .then([out, one_done](msg::pool_stats& p) mutable { out->execute = p; one_done(); },
+                [one_done](caf::error&) mutable { one_done(); });
+      if (s.opts.generators)
+        self->request(s.opts.generators, timeout, msg::stats_atom_v)
+          .then([out, one_done](msg::pool_stats& p) mutable { out->generate = p; one_done(); },
                 [one_done](caf::error&) mutable { one_done(); });
       return rp;
     },

@@ -6,6 +6,7 @@
 
 #include "messages/build_identity.hpp"
 #include "messages/env_messages.hpp"
+#include "messages/train_messages.hpp"
 
 #include <caf/meta/type_name.hpp>
 
@@ -22,12 +23,13 @@ struct node_info {
   env::backend backend = env::backend::cpu;
   std::uint32_t compile_workers = 0; // 0: the node does not compile
   std::uint32_t execute_workers = 0; // 0: the node does not execute
+  std::uint32_t generate_slots = 0;  // 0: no generator replicas (else replicas x batch slots)
 };
 
 // A node's heartbeat answer.
 struct node_stats {
   node_info info;
-  pool_stats compile, execute;
+  pool_stats compile, execute, generate;
   bool draining = false;             // SIGTERM: finishing its jobs, taking no new ones
   double uptime_seconds = 0;
 };
@@ -64,7 +66,7 @@ struct node_row {
   std::string name;
   node_state state = node_state::connecting;
   std::string version;
-  std::uint32_t compile_workers = 0, execute_workers = 0;
+  std::uint32_t compile_workers = 0, execute_workers = 0, generate_slots = 0;
   std::uint32_t busy = 0;          // jobs the head has on it now
   std::uint64_t done = 0;          // jobs it answered
   std::uint64_t failed = 0;        // jobs it failed (after its own retries)
@@ -79,31 +81,39 @@ struct node_row {
 
 struct cluster_status {
   std::vector<node_row> nodes;
-  std::uint32_t queued_compile = 0, queued_execute = 0; // waiting at the head for credit
+  std::uint32_t queued_compile = 0, queued_execute = 0, queued_generate = 0; // at the head
+  // The learner's last weights update sent to the generating nodes: its version, its size, and
+  // the time from sending it until the slowest node had handed it to its replicas.
+  std::int64_t weights_version = -1;
+  std::uint64_t weights_bytes = 0;
+  double weights_ms = 0;
+  std::uint32_t weights_nodes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_row& x) {
   return f(caf::meta::type_name("leap_node_row"), x.name, enum_field(x.state), x.version,
-           x.compile_workers, x.execute_workers, x.busy, x.done, x.failed, x.lost, x.rejoined,
+           x.compile_workers, x.execute_workers, x.generate_slots, x.busy, x.done, x.failed, x.lost, x.rejoined,
            x.rerun, x.rebuilt, x.busy_seconds, x.up_seconds, x.problem);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
   return f(caf::meta::type_name("leap_cluster_status"), x.nodes, x.queued_compile,
-           x.queued_execute);
+           x.queued_execute, x.queued_generate, x.weights_version, x.weights_bytes, x.weights_ms,
+           x.weights_nodes);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_info& x) {
   return f(caf::meta::type_name("leap_node_info"), x.name, x.identity, enum_field(x.backend),
-           x.compile_workers, x.execute_workers);
+           x.compile_workers, x.execute_workers, x.generate_slots);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
-  return f(caf::meta::type_name("leap_node_stats"), x.info, x.compile, x.execute, x.draining,
+  return f(caf::meta::type_name("leap_node_stats"), x.info, x.compile, x.execute, x.generate,
+           x.draining,
            x.uptime_seconds);
 }
 

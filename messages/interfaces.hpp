@@ -57,15 +57,19 @@ using gatekeeper_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<stage_usage>>;
 
 // A worker node (actors/node.hpp), local or behind CAF's middleman: (hello, the head's
-// identity) answers the node's capacity or refuses a different build; compile and execute jobs
-// with ids chosen by the head, cancellable per kind; statistics (the heartbeat); (drain) takes no
-// new jobs and answers once the running ones have finished.
+// identity) answers the node's capacity or refuses a different build; compile, execute and
+// generate jobs with ids chosen by the head, cancellable per kind; (weights, update) hands a
+// policy version to its generator replicas and answers the version; statistics (the
+// heartbeat); (drain) takes no new jobs and answers once the running ones have finished.
 using node_actor = caf::typed_actor<
   caf::replies_to<hello_atom, build_identity>::with<node_info>,
   caf::replies_to<compile_atom, compile_request>::with<compile_reply>,
   caf::replies_to<exec_atom, exec_request>::with<node_exec_reply>,
   caf::reacts_to<cancel_atom, compile_atom, std::uint64_t>,
   caf::reacts_to<cancel_atom, exec_atom, std::uint64_t>,
+  caf::replies_to<generate_atom, generate_request>::with<generate_reply>,
+  caf::reacts_to<cancel_atom, generate_atom, std::uint64_t>,
+  caf::replies_to<weights_atom, weights_update>::with<std::int64_t>,
   caf::replies_to<stats_atom>::with<node_stats>,
   caf::replies_to<drain_atom>::with<std::uint64_t>>;
 

@@ -2,6 +2,9 @@
 
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
+#include "actors/generator_pool.hpp"
+#include "common/fs.hpp"
+#include "policy/generation_engine.hpp"
 #include "actors/node.hpp"
 #include "common/host_port.hpp"
 #include "messages/error_text.hpp"
@@ -31,12 +34,16 @@ void env_pools::shutdown() {
   };
   down(compilers);
   down(executors);
+  down(generators);
+  down(weights);
   if (cluster)
     down(*cluster);
   for (auto& p : parts)
     down(p);
   compilers = nullptr;
   executors = nullptr;
+  generators = nullptr;
+  weights = nullptr;
   cluster.reset();
   parts.clear();
 }
@@ -67,7 +74,8 @@ result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::l
 result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
                                   const actors::pool_options& compile,
                                   const actors::pool_options& execute,
-                                  std::shared_ptr<cluster_board> board) {
+                                  std::shared_ptr<cluster_board> board,
+                                  const policy_stage* policy) {
   env_pools out;
   const auto& c = svc.cfg.cluster;
   auto local_compilers = [&] {
@@ -113,15 +121,41 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
       no.info.execute_workers = static_cast<std::uint32_t>(execute.workers);
       out.parts.push_back(caf::actor_cast<caf::actor>(no.executors));
     }
+    if (has(config::node_role::generate) && policy && policy->engine) {
+      no.generators = actors::spawn_generator_pool(sys, policy->pool, policy->engine);
+      no.weights = actors::spawn_weights_sink(sys, policy->engine);
+      no.info.generate_slots = static_cast<std::uint32_t>(policy->engine->workers()
+                                                          * policy::max_batch_prompts);
+      out.parts.push_back(caf::actor_cast<caf::actor>(no.generators));
+      out.parts.push_back(caf::actor_cast<caf::actor>(no.weights));
+    }
     auto node = actors::spawn_node(sys, std::move(no));
     out.parts.push_back(caf::actor_cast<caf::actor>(node));
     co.local.push_back(node);
+  }
+  if (policy && !policy->checkpoint.empty()) {
+    // Generating nodes start from the head's policy, whatever their node.checkpoint holds.
+    auto image = read_file(policy->checkpoint + "/model.safetensors");
+    if (!image)
+      return make_error("the policy's weights for the generating nodes: " + image.message());
+    auto w = std::make_shared<msg::weights_update>();
+    w->version = policy->engine ? policy->engine->latest_version() : 0;
+    w->safetensors = std::move(*image);
+    co.weights = std::move(w);
   }
   auto h = actors::spawn_cluster(sys, std::move(co));
   out.compilers = h.compilers;
   out.executors = h.executors;
   out.cluster = h.dispatcher;
   out.parts.push_back(caf::actor_cast<caf::actor>(h.head));
+  // The facades are linked to the dispatcher: held here until shutdown even when unused (one
+  // that ended early would take the dispatcher with it).
+  out.parts.push_back(caf::actor_cast<caf::actor>(h.generators));
+  out.parts.push_back(caf::actor_cast<caf::actor>(h.weights));
+  if (policy) {
+    out.generators = h.generators;
+    out.weights = h.weights;
+  }
   if (!c.listen.empty()) {
     auto addr = parse_host_port(c.listen);
     auto port = addr ? publish_head(sys, h.head, *addr, uses_tls(c)) : result<std::uint16_t>(addr.err());

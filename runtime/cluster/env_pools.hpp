@@ -21,6 +21,10 @@ class actor_system;
 class actor_system_config;
 } // namespace caf
 
+namespace leap::policy {
+class generation_engine;
+}
+
 namespace leap::runtime {
 
 // The cluster's latest status, written by the dispatcher at every heartbeat and read by a
@@ -38,6 +42,8 @@ private:
 struct env_pools {
   msg::compiler_pool_actor compilers;
   msg::executor_pool_actor executors;
+  msg::generator_pool_actor generators; // clustered with a policy: the cluster's (else null)
+  msg::weights_sink_actor weights;      // clustered with a policy: fans out to the nodes
   std::optional<actors::cluster_actor> cluster; // set when the pools are the cluster's
   std::vector<caf::actor> parts;                // the head's own pools and node, if any
 
@@ -50,11 +56,22 @@ bool clustered(const config::cluster_section& c);
 // Registers leap's message types and, when clustered, loads the transport.
 result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c);
 
-// `compile` and `execute` size the local pools (and their retries the cluster's).
+// The policy whose sampling may be spread over nodes (role generate): the head's engine (used
+// when cluster.local_roles has generate), its checkpoint (the weights generating nodes start
+// from) and the generator pool's options.
+struct policy_stage {
+  std::shared_ptr<policy::generation_engine> engine;
+  std::string checkpoint;
+  actors::pool_options pool;
+};
+
+// `compile` and `execute` size the local pools (and their retries the cluster's). An error:
+// the transport or the policy's checkpoint cannot be read.
 result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
                                   const actors::pool_options& compile,
                                   const actors::pool_options& execute,
-                                  std::shared_ptr<cluster_board> board = nullptr);
+                                  std::shared_ptr<cluster_board> board = nullptr,
+                                  const policy_stage* policy = nullptr);
 
 // The cluster's status, or an error when the pools are local or it does not answer.
 result<msg::cluster_status> query_cluster(caf::actor_system& sys, const env_pools& pools);

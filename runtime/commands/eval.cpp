@@ -65,6 +65,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   d.compilers = compiler_pool_of(cfg);
   d.executors = executor_pool_of(cfg);
   d.engine = std::shared_ptr<policy::generation_engine>(std::move(*engine));
+  d.policy_checkpoint = dir;
   eval_driver ed;
   for (std::size_t i = 0; i < names.size(); ++i)
     ed.groups.push_back({i + 1, names[i], 0, static_cast<std::int32_t>(i)});

@@ -5,6 +5,9 @@
 // SIGINT drains it: no new jobs, the running ones finish, then it exits. Main thread only.
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
+#include "actors/generator_pool.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/policy_model.hpp"
 #include "actors/node.hpp"
 #include "common/host_port.hpp"
 #include "runtime/cluster/node_host.hpp"
@@ -69,6 +72,25 @@ int run_node(const command_context& ctx) {
                                                svc.cache_dir);
     no.info.execute_workers = static_cast<std::uint32_t>(execute.workers);
   }
+  std::shared_ptr<policy::generation_engine> engine;
+  if (has(config::node_role::generate)) {
+    if (cfg.node.checkpoint.empty())
+      return usage_error("node.roles has generate: set node.checkpoint to a checkpoint directory "
+                         "of the head's policy architecture (e.g. a copy of its warm start)");
+    // One compute thread per replica, as in `leap train` (the node also forks compile and
+    // execute children; OpenBLAS threads and fork do not mix).
+    policy::set_torch_threads(1);
+    auto e = policy::generation_engine::create(cfg.node.checkpoint, cfg.train.generators, 0);
+    if (!e)
+      return usage_error("node.checkpoint: " + e.message());
+    engine = std::move(*e);
+    actors::pool_options gen;
+    gen.retries = cfg.compiler.retries;
+    no.generators = actors::spawn_generator_pool(sys, gen, engine);
+    no.weights = actors::spawn_weights_sink(sys, engine);
+    no.info.generate_slots =
+      static_cast<std::uint32_t>(engine->workers() * policy::max_batch_prompts);
+  }
   node_host_options ho;
   ho.listen = *addr;
   std::string join_key = "node.join";
@@ -92,7 +114,11 @@ int run_node(const command_context& ctx) {
                                     * (1 + std::max(cfg.compiler.retries, cfg.executor.retries))
                                   + 60));
   std::string details = "compile " + std::to_string(no.info.compile_workers) + ", execute "
-                        + std::to_string(no.info.execute_workers) + " (backend "
+                        + std::to_string(no.info.execute_workers)
+                        + (engine ? ", generate " + std::to_string(engine->workers())
+                                      + " replica(s)"
+                                  : std::string())
+                        + " (backend "
                         + env::to_string(svc.backend) + ", " + (ho.tls ? "TLS" : "plain TCP")
                         + ", messages " + no.info.identity.messages + ")";
   int rc = host_node_until_signal(
@@ -102,7 +128,8 @@ int run_node(const command_context& ctx) {
       return actors::spawn_node(sys, no);
     },
     details);
-  for (auto h : {caf::actor_cast<caf::actor>(no.compilers), caf::actor_cast<caf::actor>(no.executors)})
+  for (auto h : {caf::actor_cast<caf::actor>(no.compilers), caf::actor_cast<caf::actor>(no.executors),
+                 caf::actor_cast<caf::actor>(no.generators), caf::actor_cast<caf::actor>(no.weights)})
     if (h)
       caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
   return rc == 0 ? exit_ok : exit_failed;
@@ -114,7 +141,8 @@ command node_command() {
   return {{"node"},
           "[--listen HOST:PORT] [--join HEAD:PORT]",
           "run a cluster worker node: compile and execute jobs for a head\n"
-          "(node.roles, cluster.tls_*; docs/cluster.md); SIGTERM drains it",
+          "and generator replicas (node.roles, node.checkpoint,\ncluster.tls_*; docs/cluster.md); "
+          "SIGTERM drains it",
           command::needs::services, true, false, run_node};
 }
 

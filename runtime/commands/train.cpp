@@ -117,6 +117,13 @@ nlohmann::json nodes_json(const msg::cluster_status& s) {
 // The step line's second line in a clustered run: one entry per node.
 std::string nodes_line(const msg::cluster_status& s) {
   std::string line = "      nodes:";
+  if (s.weights_version >= 0) {
+    char w[128];
+    std::snprintf(w, sizeof w, " weights v%lld %.1f MB to %u node(s) in %.0f ms;",
+                  static_cast<long long>(s.weights_version), s.weights_bytes / 1e6,
+                  s.weights_nodes, s.weights_ms);
+    line += w;
+  }
   for (const auto& n : s.nodes) {
     double capacity = n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers);
     char buf[256];
@@ -319,6 +326,7 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   d.compilers = compiler_pool_of(cfg);
   d.executors = executor_pool_of(cfg);
   d.engine = pol->engine;
+  d.policy_checkpoint = start_checkpoint;
   train_driver td;
   td.estimator = estimator_of(tc);
   td.model = pol->model;
@@ -351,8 +359,14 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     double aps = step_s > 0 ? r.attempts / step_s : 0;
     auto row = report_json(r, step_s, aps);
     auto nodes = board->get();
-    if (nodes)
+    if (nodes) {
       row["nodes"] = nodes_json(*nodes);
+      if (nodes->weights_version >= 0)
+        row["weights_to_nodes"] = {{"version", nodes->weights_version},
+                                   {"bytes", nodes->weights_bytes},
+                                   {"ms", nodes->weights_ms},
+                                   {"nodes", nodes->weights_nodes}};
+    }
     metrics << dump_lossy(row) << "\n";
     metrics.flush();
     for (const auto& g : r.group_details)

@@ -164,13 +164,14 @@ struct learner_section {
 };
 
 // The roles a worker node (or the head itself, in a cluster) can host.
-enum class node_role { compile, execute };
+enum class node_role { compile, execute, generate };
 
 // [node]: `leap node`, a worker process that hosts compile and execute pools for a head.
 struct node_section {
   std::string listen = "127.0.0.1:0"; // HOST:PORT; port 0 = any free port (printed when ready)
   std::vector<node_role> roles = {node_role::compile, node_role::execute};
   std::string join;                   // HEAD:PORT (the head's cluster.listen) to ask to be used
+  std::string checkpoint;             // role generate: the policy's architecture and tokenizer
 };
 
 // [cluster]: the head's worker nodes and how it talks to them.

@@ -263,7 +263,8 @@ void register_train(registry& r) {
 
 const std::vector<std::pair<std::string, node_role>>& node_roles() {
   static const std::vector<std::pair<std::string, node_role>> v{{"compile", node_role::compile},
-                                                                {"execute", node_role::execute}};
+                                                                {"execute", node_role::execute},
+                                                                {"generate", node_role::generate}};
   return v;
 }
 
@@ -278,7 +279,13 @@ void register_node(registry& r) {
       .non_empty();
   s.key_enum_list("roles", &node_section::roles, node_roles(),
                   "What the node hosts: `compile` (a compiler pool), `execute` (an executor "
-                  "pool).");
+                  "pool), `generate` (`train.generators` policy replicas, loaded from "
+                  "`node.checkpoint`; the head sends its current weights when the node joins and "
+                  "every update after).");
+  s.key("checkpoint", &node_section::checkpoint,
+        "Role `generate`: a checkpoint directory of the same architecture as the head's policy "
+        "(config.json, tokenizer.json, model.safetensors; e.g. a copy of the warm start). Its "
+        "weights are replaced by the head's before the node samples.");
   s.key("join", &node_section::join,
         "HEAD:PORT of a head's `cluster.listen` (`--join` overrides): the node asks that head "
         "to use it, again every few seconds, so a head started later (or restarted) finds it; "
@@ -299,7 +306,8 @@ void register_cluster(registry& r) {
         "`cluster.insecure`.");
   s.key_enum_list("local_roles", &cluster_section::local_roles, node_roles(),
                   "With nodes: pools the head still runs itself, as one more node (`compile`, "
-                  "`execute`); empty = only the nodes compile and execute.");
+                  "`execute`, `generate`); empty = the head runs the learner, trainer, "
+                  "gatekeeper and judge only, and nodes compile, execute and generate.");
   s.key("queue_per_worker", &cluster_section::queue_per_worker,
         "Credit: a node holds at most workers * (1 + queue_per_worker) jobs of a kind; the rest "
         "wait at the head and go to whichever node frees a slot first.")

@@ -100,17 +100,27 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
   I->sys = std::make_unique<caf::actor_system>(I->cfg);
   auto& sys = *I->sys;
   I->engine = d.engine;
-  I->generators = d.stand_ins.generators
-                    ? d.stand_ins.generators(sys)
-                    : actors::spawn_generator_pool(sys, d.generators, d.engine);
-  if (d.engine)
-    I->sink = actors::spawn_weights_sink(sys, d.engine);
-  if (real_env) {
-    auto pools = spawn_env_pools(sys, *d.svc, d.compilers, d.executors, d.board);
+  // The compile and execute stages (and, on a cluster, the generators and their weights sink).
+  const bool clustered_policy = d.svc && clustered(d.svc->cfg.cluster) && d.engine
+                                && !d.stand_ins.generators;
+  if (real_env || clustered_policy) {
+    policy_stage ps{d.engine, d.policy_checkpoint, d.generators};
+    auto pools = spawn_env_pools(sys, *d.svc, d.compilers, d.executors, d.board,
+                                 clustered_policy ? &ps : nullptr);
     if (!pools)
       return pools.err();
     I->pools = std::move(*pools);
   }
+  if (d.stand_ins.generators)
+    I->generators = d.stand_ins.generators(sys);
+  else if (I->pools.generators)
+    I->generators = I->pools.generators;
+  else
+    I->generators = actors::spawn_generator_pool(sys, d.generators, d.engine);
+  if (I->pools.weights)
+    I->sink = I->pools.weights;
+  else if (d.engine)
+    I->sink = actors::spawn_weights_sink(sys, d.engine);
   I->compilers = d.stand_ins.compilers ? d.stand_ins.compilers(sys) : I->pools.compilers;
   I->executors = d.stand_ins.executors ? d.stand_ins.executors(sys) : I->pools.executors;
   auto* raw = I.get();

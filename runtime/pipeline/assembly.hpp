@@ -69,6 +69,7 @@ struct pipeline_description {
   actors::gatekeeper_options gatekeeper;
   actors::pool_options generators, compilers, executors; // sizes, retries, observers
   std::shared_ptr<policy::generation_engine> engine;      // the real generators
+  std::string policy_checkpoint; // the engine's checkpoint: generating nodes start from it
   stage_spawners stand_ins;
   std::shared_ptr<cluster_board> board; // optional: the cluster's status as it runs
   std::optional<train_driver> train; // exactly one of train and eval

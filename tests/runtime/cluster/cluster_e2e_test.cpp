@@ -157,6 +157,7 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
                            "--set", "environment.cache_dir=" + root + "/cache-head",
                            "--set", "cluster.heartbeat_seconds=0.2",
                            "--set", "compiler.retries=2", "--set", "executor.retries=2",
+                           "--set", "cluster.local_roles=[\"generate\"]",
                            "--set", nodes_key({a, b}), "train", "--out", out});
   auto& head = start("head", args);
   // After the first step, node a dies as the OOM killer would take it.
@@ -234,8 +235,12 @@ TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt)
                            "--set", nodes_key({a}), "train", "--out", out});
   auto& head = start("head", args);
   ASSERT_TRUE(head.wait_for("nodes may join at", std::chrono::seconds(120), true)) << head.err();
-  // A node that was never listed asks to be used.
-  auto c = start_node("node-c", {}, "127.0.0.1:0", listen);
+  // A node that was never listed asks to be used; it also generates (the head does not: its
+  // cluster.local_roles is empty), from the head's weights, which reach it at every step.
+  auto c = start_node("node-c",
+                      {"--set", "node.roles=[\"compile\", \"execute\", \"generate\"]",
+                       "--set", "node.checkpoint=" + warm, "--set", "train.generators=1"},
+                      "127.0.0.1:0", listen);
   ASSERT_FALSE(c.empty());
   auto& jn = *procs.back();
   ASSERT_TRUE(head.wait_for("node " + c + " joined", std::chrono::seconds(30), true))
@@ -253,6 +258,19 @@ TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt)
   ASSERT_TRUE(head.exited(std::chrono::seconds(600)));
   ASSERT_TRUE(head.exited_ok()) << head.err();
   EXPECT_NE(jn.err().find("joined the head"), std::string::npos) << jn.err();
+  // Every learner step's weights reached the generating node; the last step's row says how big
+  // and how fast.
+  auto metrics = test::read_jsonl(out + "/metrics.jsonl");
+  ASSERT_EQ(metrics.size(), 8u);
+  auto& w = metrics.back()["weights_to_nodes"];
+  ASSERT_TRUE(w.is_object()) << metrics.back().dump();
+  EXPECT_GE(w["version"].get<int>(), 7);
+  EXPECT_GT(w["bytes"].get<double>(), 0);
+  EXPECT_EQ(w["nodes"].get<int>(), 1);
+  EXPECT_NE(jn.err().find("weights version 7"), std::string::npos) << jn.err();
+  std::printf("[ cluster ] weights update v%d: %.0f bytes to %d node(s) in %.2f ms\n",
+              w["version"].get<int>(), w["bytes"].get<double>(), w["nodes"].get<int>(),
+              w["ms"].get<double>());
   for (auto& p : procs)
     p->kill(SIGTERM);
   for (auto& p : procs)

@@ -103,7 +103,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
       "learner.clip_low", "learner.clip_high", "learner.kl_coef", "learner.aggregation",
       "learner.micro_batch", "learner.mini_batches", "learner.epochs", "node.listen",
-      "node.roles", "node.join", "cluster.nodes", "cluster.listen", "cluster.local_roles", "cluster.queue_per_worker",
+      "node.roles", "node.checkpoint", "node.join", "cluster.nodes", "cluster.listen", "cluster.local_roles", "cluster.queue_per_worker",
       "cluster.heartbeat_seconds", "cluster.heartbeat_misses", "cluster.node_wait_seconds",
       "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure"};
   EXPECT_EQ(got, want);
