@@ -95,17 +95,23 @@ nlohmann::json report_json(const msg::step_report& r, double step_seconds, doubl
 }
 
 // Per-node figures of a clustered run (metrics.jsonl's "nodes"): jobs answered and failed, the
-// fraction of its worker time the head kept busy (job time on it / (up time x workers)), how
+// fraction of its job slots the head kept busy (job time on it, queueing there included / (up
+// time x (compile + execute workers + generate slots))), how
 // often it was lost and came back, and the jobs taken off it when lost.
+double busy_fraction(const msg::node_row& n) {
+  double capacity =
+    n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers + n.generate_slots);
+  return capacity > 0 ? n.busy_seconds / capacity : 0.0;
+}
+
 nlohmann::json nodes_json(const msg::cluster_status& s) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& n : s.nodes) {
-    double capacity = n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers);
     out.push_back({{"node", n.name},
                    {"state", msg::to_string(n.state)},
                    {"done", n.done},
                    {"failed", n.failed},
-                   {"busy_fraction", capacity > 0 ? n.busy_seconds / capacity : 0.0},
+                   {"busy_fraction", busy_fraction(n)},
                    {"lost", n.lost},
                    {"rejoined", n.rejoined},
                    {"rerun", n.rerun},
@@ -125,11 +131,10 @@ std::string nodes_line(const msg::cluster_status& s) {
     line += w;
   }
   for (const auto& n : s.nodes) {
-    double capacity = n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers);
     char buf[256];
     std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
                   msg::to_string(n.state), static_cast<unsigned long long>(n.done),
-                  capacity > 0 ? 100 * n.busy_seconds / capacity : 0.0,
+                  100 * busy_fraction(n),
                   n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
                             + std::to_string(n.rerun)).c_str() : "",
                   n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");

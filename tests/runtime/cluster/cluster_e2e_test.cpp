@@ -179,9 +179,19 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
   auto again = start_node("node-a2", {}, a);
   ASSERT_EQ(again, a);
   bool rejoined = head.wait_for("node " + a + " rejoined", std::chrono::seconds(60), true).has_value();
+  // Node b freezes (a hung machine: its connection stays open) longer than the heartbeat allows
+  // (3 x 0.2 s): it is lost by the heartbeat, and used again once it answers.
+  bool froze = false;
+  if (!head.exited(std::chrono::milliseconds(0))) {
+    procs[1]->kill(SIGSTOP);
+    froze = head.wait_for("node " + b + " lost \\(heartbeat", std::chrono::seconds(10), true)
+              .has_value();
+    procs[1]->kill(SIGCONT);
+  }
   ASSERT_TRUE(head.exited(std::chrono::seconds(600))) << "leap train did not finish";
   ASSERT_TRUE(head.exited_ok()) << head.err() << head.out();
   EXPECT_TRUE(rejoined) << "the restarted node was not used again:\n" << head.err();
+  EXPECT_TRUE(froze) << "the frozen node was not lost by the heartbeat:\n" << head.err();
 
   auto metrics = test::read_jsonl(out + "/metrics.jsonl");
   ASSERT_EQ(metrics.size(), static_cast<std::size_t>(steps));
@@ -205,10 +215,14 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
   EXPECT_GE(node_a["lost"].get<int>(), 1);
   EXPECT_GE(node_a["rejoined"].get<int>(), 1);
   EXPECT_GE(node_a["rerun"].get<int>(), 1) << "no job was on the node when it died";
-  std::printf("[ cluster ] node lost %.2f s after SIGKILL; %d jobs re-run elsewhere; %d of %d "
-              "attempts dropped; node a did %d jobs in its two lives\n",
-              lost_after, node_a["rerun"].get<int>(), dropped, steps * groups_per_step * g,
-              node_a["done"].get<int>());
+  int rebuilt = 0;
+  for (auto& nd : last["nodes"])
+    rebuilt += nd["rebuilt"].get<int>();
+  std::printf("[ cluster ] node lost %.2f s after SIGKILL; %d jobs re-run elsewhere; %d builds "
+              "made again on the node that ran them; %d of %d attempts dropped; node a did %d "
+              "jobs in its two lives\n",
+              lost_after, node_a["rerun"].get<int>(), rebuilt, dropped,
+              steps * groups_per_step * g, node_a["done"].get<int>());
   EXPECT_NE(head.out().find("nodes:"), std::string::npos) << head.out();
   for (auto& p : procs)
     p->kill(SIGTERM);
