@@ -818,45 +818,17 @@ cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
   };
 }
 
-msg::compiler_pool_actor::behavior_type compile_facade(msg::compiler_pool_actor::pointer self,
-                                                       cluster_actor d) {
+// A pool interface over the dispatcher, for one kind of job (`Atom`).
+template <class Atom, class Request, class Reply>
+typename msg::pool_actor<Atom, Request, Reply>::behavior_type
+pool_facade(typename msg::pool_actor<Atom, Request, Reply>::pointer self, cluster_actor d) {
   self->link_to(d);
   return {
-    [self, d](msg::compile_atom, msg::compile_request& req) {
-      return self->delegate(d, msg::compile_atom_v, std::move(req));
-    },
+    [self, d](Atom, Request& req) { return self->delegate(d, Atom::value, std::move(req)); },
     [self, d](msg::cancel_atom, std::uint64_t id) {
-      self->send(d, msg::cancel_atom_v, msg::compile_atom_v, id);
+      self->send(d, msg::cancel_atom_v, Atom::value, id);
     },
-    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v, msg::compile_atom_v); },
-  };
-}
-
-msg::executor_pool_actor::behavior_type exec_facade(msg::executor_pool_actor::pointer self,
-                                                    cluster_actor d) {
-  self->link_to(d);
-  return {
-    [self, d](msg::exec_atom, msg::exec_request& req) {
-      return self->delegate(d, msg::exec_atom_v, std::move(req));
-    },
-    [self, d](msg::cancel_atom, std::uint64_t id) {
-      self->send(d, msg::cancel_atom_v, msg::exec_atom_v, id);
-    },
-    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v, msg::exec_atom_v); },
-  };
-}
-
-msg::generator_pool_actor::behavior_type generate_facade(msg::generator_pool_actor::pointer self,
-                                                        cluster_actor d) {
-  self->link_to(d);
-  return {
-    [self, d](msg::generate_atom, msg::generate_request& req) {
-      return self->delegate(d, msg::generate_atom_v, std::move(req));
-    },
-    [self, d](msg::cancel_atom, std::uint64_t id) {
-      self->send(d, msg::cancel_atom_v, msg::generate_atom_v, id);
-    },
-    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v, msg::generate_atom_v); },
+    [self, d](msg::stats_atom) { return self->delegate(d, msg::stats_atom_v, Atom::value); },
   };
 }
 
@@ -885,10 +857,14 @@ msg::head_actor::behavior_type head_facade(msg::head_actor::pointer self, cluste
 cluster_handles spawn_cluster(caf::actor_system& sys, cluster_options opts) {
   cluster_handles h;
   h.dispatcher = sys.spawn(dispatcher, std::move(opts));
-  h.compilers = sys.spawn(compile_facade, h.dispatcher);
-  h.executors = sys.spawn(exec_facade, h.dispatcher);
+  h.compilers = sys.spawn(pool_facade<msg::compile_atom, msg::compile_request, msg::compile_reply>,
+                          h.dispatcher);
+  h.executors = sys.spawn(pool_facade<msg::exec_atom, msg::exec_request, msg::exec_reply>,
+                          h.dispatcher);
   h.head = sys.spawn(head_facade, h.dispatcher);
-  h.generators = sys.spawn(generate_facade, h.dispatcher);
+  h.generators =
+    sys.spawn(pool_facade<msg::generate_atom, msg::generate_request, msg::generate_reply>,
+              h.dispatcher);
   h.weights = sys.spawn(weights_facade, h.dispatcher);
   return h;
 }

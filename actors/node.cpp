@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 namespace leap::actors {
@@ -44,7 +45,42 @@ caf::error unavailable(const std::string& why) {
   return caf::make_error(caf::sec::unavailable_or_would_block, why);
 }
 
-msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<node_state> self,
+using node_ptr = msg::node_actor::stateful_pointer<node_state>;
+
+// Hands a job to one of the node's own pools and answers the head with `shape(reply)`, or with
+// an error naming the node. Counted in flight until the pool answers (drain waits for it).
+template <class Reply, class PoolReply, class Pool, class Atom, class Request, class Shape>
+caf::result<Reply> forward_job(node_ptr self, const Pool& pool, Atom atom, Request&& req,
+                               Shape shape) {
+  auto rp = self->template make_response_promise<Reply>();
+  ++self->state.in_flight;
+  self->request(pool, self->state.opts.job_timeout, atom, std::forward<Request>(req))
+    .then(
+      [self, rp, shape](PoolReply& r) mutable {
+        rp.deliver(shape(std::move(r)));
+        self->state.finished();
+      },
+      [self, rp](caf::error& e) mutable {
+        rp.deliver(caf::make_error(caf::sec::runtime_error, self->state.opts.info.name + ": "
+                                                              + msg::error_text(e, self->system())));
+        self->state.finished();
+      });
+  return rp;
+}
+
+// Why the node cannot take a job of a role now (draining, or the role is not hosted); none when
+// it can.
+template <class Pool>
+std::optional<caf::error> not_taking(node_ptr self, const Pool& pool, const char* role) {
+  auto& s = self->state;
+  if (s.draining)
+    return unavailable(s.opts.info.name + " is draining and takes no new jobs");
+  if (!pool)
+    return unavailable(s.opts.info.name + " does not " + role + " (node.roles)");
+  return std::nullopt;
+}
+
+msg::node_actor::behavior_type node_behavior(node_ptr self,
                                              node_options opts) {
   self->state.opts = std::move(opts);
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -68,33 +104,16 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
       return s.opts.info;
     },
     [self](msg::compile_atom, msg::compile_request& req) -> caf::result<msg::compile_reply> {
-      auto& s = self->state;
-      if (s.draining)
-        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
-      if (!s.opts.compilers)
-        return unavailable(s.opts.info.name + " does not compile (node.roles)");
-      auto rp = self->make_response_promise<msg::compile_reply>();
-      ++s.in_flight;
-      self->request(s.opts.compilers, s.opts.job_timeout, msg::compile_atom_v, std::move(req))
-        .then(
-          [self, rp](msg::compile_reply& r) mutable {
-            rp.deliver(std::move(r));
-            self->state.finished();
-          },
-          [self, rp](caf::error& e) mutable {
-            rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                       self->state.opts.info.name + ": "
-                                         + msg::error_text(e, self->system())));
-            self->state.finished();
-          });
-      return rp;
+      if (auto no = not_taking(self, self->state.opts.compilers, "compile"))
+        return *no;
+      return forward_job<msg::compile_reply, msg::compile_reply>(self, self->state.opts.compilers,
+                                             msg::compile_atom_v, std::move(req),
+                                             [](msg::compile_reply r) { return r; });
     },
     [self](msg::exec_atom, msg::exec_request& req) -> caf::result<msg::node_exec_reply> {
       auto& s = self->state;
-      if (s.draining)
-        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
-      if (!s.opts.executors)
-        return unavailable(s.opts.info.name + " does not execute (node.roles)");
+      if (auto no = not_taking(self, s.opts.executors, "execute"))
+        return *no;
       msg::node_exec_reply missing;
       std::error_code ec;
       for (const auto* key : {&req.candidate_build, &req.reference_build})
@@ -106,51 +125,25 @@ msg::node_actor::behavior_type node_behavior(msg::node_actor::stateful_pointer<n
         missing.rep.id = req.id;
         return missing;
       }
-      auto rp = self->make_response_promise<msg::node_exec_reply>();
-      ++s.in_flight;
-      self->request(s.opts.executors, s.opts.job_timeout, msg::exec_atom_v, std::move(req))
-        .then(
-          [self, rp](msg::exec_reply& r) mutable {
-            // A kept input directory is a path on this machine: it is logged here and does not
-            // travel (no local path crosses machines).
-            if (!r.kept_dir.empty()) {
-              self->state.log("job " + std::to_string(r.id) + ": inputs kept in " + r.kept_dir);
-              r.kept_dir.clear();
-            }
-            msg::node_exec_reply out;
-            out.rep = std::move(r);
-            rp.deliver(std::move(out));
-            self->state.finished();
-          },
-          [self, rp](caf::error& e) mutable {
-            rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                       self->state.opts.info.name + ": "
-                                         + msg::error_text(e, self->system())));
-            self->state.finished();
-          });
-      return rp;
+      return forward_job<msg::node_exec_reply, msg::exec_reply>(
+        self, s.opts.executors, msg::exec_atom_v, std::move(req), [self](msg::exec_reply r) {
+          // A kept input directory is a path on this machine: it is logged here and does not
+          // travel (no local path crosses machines).
+          if (!r.kept_dir.empty()) {
+            self->state.log("job " + std::to_string(r.id) + ": inputs kept in " + r.kept_dir);
+            r.kept_dir.clear();
+          }
+          msg::node_exec_reply out;
+          out.rep = std::move(r);
+          return out;
+        });
     },
     [self](msg::generate_atom, msg::generate_request& req) -> caf::result<msg::generate_reply> {
-      auto& s = self->state;
-      if (s.draining)
-        return unavailable(s.opts.info.name + " is draining and takes no new jobs");
-      if (!s.opts.generators)
-        return unavailable(s.opts.info.name + " does not generate (node.roles)");
-      auto rp = self->make_response_promise<msg::generate_reply>();
-      ++s.in_flight;
-      self->request(s.opts.generators, s.opts.job_timeout, msg::generate_atom_v, std::move(req))
-        .then(
-          [self, rp](msg::generate_reply& r) mutable {
-            rp.deliver(std::move(r));
-            self->state.finished();
-          },
-          [self, rp](caf::error& e) mutable {
-            rp.deliver(caf::make_error(caf::sec::runtime_error,
-                                       self->state.opts.info.name + ": "
-                                         + msg::error_text(e, self->system())));
-            self->state.finished();
-          });
-      return rp;
+      if (auto no = not_taking(self, self->state.opts.generators, "generate"))
+        return *no;
+      return forward_job<msg::generate_reply, msg::generate_reply>(self, self->state.opts.generators,
+                                              msg::generate_atom_v, std::move(req),
+                                              [](msg::generate_reply r) { return r; });
     },
     [self](msg::cancel_atom, msg::generate_atom, std::uint64_t id) {
       if (self->state.opts.generators)

@@ -28,24 +28,33 @@ namespace {
 
 void log_line(const std::string& line) { node_log_line("leap node", line); }
 
+// The address an option gives (`--flag`, else the config key's value), checked: HOST:PORT, and
+// plain TCP only where allowed (a warning is logged when insecure). An error names where it
+// came from.
+result<host_port> checked_address(const command_context& ctx, const config::leap_config& cfg,
+                                  const std::string& flag, const std::string& key,
+                                  const std::string& configured) {
+  auto given = ctx.args.opt(flag);
+  const std::string& where = given ? flag : key;
+  auto addr = parse_host_port(given ? *given : configured);
+  if (!addr)
+    return make_error(where + ": " + addr.message());
+  auto plain = check_plain_allowed(cfg.cluster, *addr, where);
+  if (!plain)
+    return plain.err();
+  if (!plain->empty())
+    log_line(*plain);
+  return addr;
+}
+
 int run_node(const command_context& ctx) {
   auto& svc = *ctx.svc;
   auto cfg = svc.cfg;
-  std::string listen_key = "node.listen";
-  if (auto l = ctx.args.opt("--listen")) {
-    cfg.node.listen = *l;
-    listen_key = "--listen";
-  }
-  auto addr = parse_host_port(cfg.node.listen);
+  auto addr = checked_address(ctx, cfg, "--listen", "node.listen", cfg.node.listen);
   if (!addr)
-    return usage_error(listen_key + ": " + addr.message());
-  auto plain = check_plain_allowed(cfg.cluster, *addr, listen_key);
-  if (!plain)
-    return usage_error(plain.message());
-  if (!plain->empty())
-    log_line(*plain);
+    return usage_error(addr.message());
   if (cfg.node.roles.empty())
-    return usage_error("node.roles is empty: a node hosts compile, execute or both");
+    return usage_error("node.roles is empty: a node hosts compile, execute, generate or several");
 
   caf::actor_system_config sys_cfg;
   msg::register_message_types(sys_cfg);
@@ -93,18 +102,10 @@ int run_node(const command_context& ctx) {
   }
   node_host_options ho;
   ho.listen = *addr;
-  std::string join_key = "node.join";
-  if (auto j = ctx.args.opt("--join")) {
-    cfg.node.join = *j;
-    join_key = "--join";
-  }
-  if (!cfg.node.join.empty()) {
-    auto j = parse_host_port(cfg.node.join);
+  if (ctx.args.opt("--join") || !cfg.node.join.empty()) {
+    auto j = checked_address(ctx, cfg, "--join", "node.join", cfg.node.join);
     if (!j)
-      return usage_error(join_key + ": " + j.message());
-    auto plain_join = check_plain_allowed(cfg.cluster, *j, join_key);
-    if (!plain_join)
-      return usage_error(plain_join.message());
+      return usage_error(j.message());
     ho.join = *j;
   }
   ho.tls = uses_tls(cfg.cluster);
