@@ -124,6 +124,17 @@ void release(self_ptr self, job& j) {
   j.node.reset();
 }
 
+// The job `id` if its try on `slot` (since the node's `epoch`) is still the live one; null when
+// the answer comes after the job was given up there (it went elsewhere) or finished.
+std::shared_ptr<job> live_job(self_ptr self, std::uint64_t id, std::size_t slot,
+                              std::uint64_t epoch) {
+  auto& s = self->state;
+  auto it = s.jobs.find(id);
+  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+    return nullptr;
+  return it->second;
+}
+
 void forget(self_ptr self, const job& j) {
   auto& s = self->state;
   s.by_gate[j.k].erase(j.gate_id);
@@ -235,10 +246,9 @@ void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot);
 void on_compile_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
                       msg::compile_reply& r) {
   auto& s = self->state;
-  auto it = s.jobs.find(id);
-  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+  auto j = live_job(self, id, slot, epoch);
+  if (!j)
     return; // answered after its node was given up: the job went elsewhere
-  auto j = it->second;
   auto& n = s.nodes[slot];
   release(self, *j);
   ++n.row.done;
@@ -265,10 +275,9 @@ void on_compile_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::ui
 void on_job_error(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
                   const caf::error& e) {
   auto& s = self->state;
-  auto it = s.jobs.find(id);
-  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+  auto j = live_job(self, id, slot, epoch);
+  if (!j)
     return;
-  auto j = it->second;
   auto& n = s.nodes[slot];
   auto text = msg::error_text(e, self->system());
   release(self, *j);
@@ -344,10 +353,9 @@ void rebuild_then_run(self_ptr self, std::shared_ptr<job> j, std::size_t slot,
 void on_exec_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
                    msg::node_exec_reply& r) {
   auto& s = self->state;
-  auto it = s.jobs.find(id);
-  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+  auto j = live_job(self, id, slot, epoch);
+  if (!j)
     return;
-  auto j = it->second;
   auto& n = s.nodes[slot];
   if (!r.missing_builds.empty()) {
     for (const auto& key : r.missing_builds)
@@ -368,10 +376,9 @@ void on_exec_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint6
 void on_generate_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
                        msg::generate_reply& r) {
   auto& s = self->state;
-  auto it = s.jobs.find(id);
-  if (it == s.jobs.end() || it->second->node != slot || it->second->epoch != epoch)
+  auto j = live_job(self, id, slot, epoch);
+  if (!j)
     return;
-  auto j = it->second;
   release(self, *j);
   ++s.nodes[slot].row.done;
   ++s.stats[generate_kind].completed;

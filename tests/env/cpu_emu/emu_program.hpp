@@ -3,6 +3,8 @@
 // GoogleTest cases of test_cpu_emu from the test's main thread.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 
 namespace leap::emu::testing {
@@ -21,5 +23,13 @@ struct program_result {
 // is true the source is compiled as is (no rewrite), for testing the runtime directly.
 program_result build_and_run(const std::string& name, const std::string& cuda, int timeout_s = 30,
                              bool raw_cpp = false, const std::string& env = "");
+
+// The program was rewritten, compiled, exited 0 and printed PASS (GoogleTest assertions).
+inline void expect_ran_ok(const program_result& r) {
+  ASSERT_TRUE(r.rewritten) << r.rewrite_error;
+  ASSERT_EQ(r.compile_rc, 0) << r.compile_log;
+  EXPECT_EQ(r.run_rc, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
 
 }  // namespace leap::emu::testing

@@ -12,12 +12,7 @@ namespace {
 using leap::emu::testing::build_and_run;
 using leap::emu::testing::program_result;
 
-void expect_ran_ok(const program_result& r) {
-  ASSERT_TRUE(r.rewritten) << r.rewrite_error;
-  ASSERT_EQ(r.compile_rc, 0) << r.compile_log;
-  EXPECT_EQ(r.run_rc, 0) << r.output;
-  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
-}
+using leap::emu::testing::expect_ran_ok;
 
 TEST(CpuEmuCooperativeGroups, BlockSyncAndTileShuffleReduction) {
   // Block sum: a shared-memory tree over the block with cg::sync, then the first warp finishes

@@ -11,12 +11,7 @@ namespace {
 using leap::emu::testing::build_and_run;
 using leap::emu::testing::program_result;
 
-void expect_ran_ok(const program_result& r) {
-  ASSERT_TRUE(r.rewritten) << r.rewrite_error;
-  ASSERT_EQ(r.compile_rc, 0) << r.compile_log;
-  EXPECT_EQ(r.run_rc, 0) << r.output;
-  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
-}
+using leap::emu::testing::expect_ran_ok;
 
 const char* k_timer = R"cu(
 #include <chrono>
