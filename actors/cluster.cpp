@@ -1,5 +1,6 @@
 #include "actors/cluster.hpp"
 
+#include "common/fs.hpp"
 #include "common/host_port.hpp"
 #include "messages/error_text.hpp"
 
@@ -366,6 +367,23 @@ void on_exec_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint6
   release(self, *j);
   ++n.row.done;
   ++s.stats[execute_kind].completed;
+  if (!r.kept_files.empty()) {
+    // The files the node kept (dump_inputs) get a directory here, as a local run's would.
+    auto dir = make_temp_dir(s.opts.work_dir.empty() ? temp_root() : s.opts.work_dir, "kept-");
+    if (!dir) {
+      fail(self, j, "cannot keep the run's files: " + dir.message());
+      dispatch(self);
+      return;
+    }
+    for (auto& [name, bytes] : r.kept_files)
+      if (name.find('/') == std::string::npos && name != ".." && name != ".")
+        if (auto w = write_file_atomic(*dir + "/" + name, bytes); !w) {
+          fail(self, j, "cannot keep the run's files: " + w.message());
+          dispatch(self);
+          return;
+        }
+    r.rep.kept_dir = *dir;
+  }
   r.rep.id = j->gate_id;
   r.rep.attempts = std::max(r.rep.attempts, j->tries);
   j->erp.deliver(std::move(r.rep));

@@ -45,6 +45,7 @@ struct cluster_options {
   int compile_retries = 1, exec_retries = 1;
   std::chrono::milliseconds job_timeout{std::chrono::minutes(30)}; // one job on a node
   std::size_t source_memory = 8192;      // builds whose sources are kept for rebuilding
+  std::string work_dir;                  // where files a node kept for a job are written
   double node_wait_seconds = 60;         // a job that waits this long while no node of its
                                          // kind is up fails (naming every node's problem)
   // Blocking connect to HOST:PORT (plain middleman or TLS); an error says why not.

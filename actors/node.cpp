@@ -1,5 +1,6 @@
 #include "actors/node.hpp"
 
+#include "common/fs.hpp"
 #include "env/compiler.hpp"
 #include "messages/error_text.hpp"
 
@@ -126,14 +127,19 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
         return missing;
       }
       return forward_job<msg::node_exec_reply, msg::exec_reply>(
-        self, s.opts.executors, msg::exec_atom_v, std::move(req), [self](msg::exec_reply r) {
-          // A kept input directory is a path on this machine: it is logged here and does not
-          // travel (no local path crosses machines).
+        self, s.opts.executors, msg::exec_atom_v, std::move(req), [](msg::exec_reply r) {
+          // A kept directory is a path on this machine: its files travel as bytes instead, and
+          // the directory goes (no local path crosses machines).
+          msg::node_exec_reply out;
           if (!r.kept_dir.empty()) {
-            self->state.log("job " + std::to_string(r.id) + ": inputs kept in " + r.kept_dir);
+            std::error_code ec;
+            for (auto& e : std::filesystem::directory_iterator(r.kept_dir, ec))
+              if (e.is_regular_file(ec))
+                if (auto bytes = read_file(e.path().string()))
+                  out.kept_files[e.path().filename().string()] = std::move(*bytes);
+            std::filesystem::remove_all(r.kept_dir, ec);
             r.kept_dir.clear();
           }
-          msg::node_exec_reply out;
           out.rep = std::move(r);
           return out;
         });

@@ -11,6 +11,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,13 @@ struct node_stats {
 };
 
 // A node's answer to an execute job: the run, or the builds it does not hold (then nothing
-// ran; the head builds them there from the sources it remembers and sends the job again).
+// ran; the head builds them there from the sources it remembers and sends the job again). With
+// dump_inputs, the files the run kept (inputs.bin, outputs.bin) travel as bytes: the head
+// writes them into a directory of its own and names that in rep.kept_dir.
 struct node_exec_reply {
   exec_reply rep;
   std::vector<std::string> missing_builds;
+  std::map<std::string, std::string> kept_files; // file name -> contents
 };
 
 // How the head sees a node.
@@ -119,7 +123,7 @@ typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_exec_reply& x) {
-  return f(caf::meta::type_name("leap_node_exec_reply"), x.rep, x.missing_builds);
+  return f(caf::meta::type_name("leap_node_exec_reply"), x.rep, x.missing_builds, x.kept_files);
 }
 
 } // namespace leap::msg

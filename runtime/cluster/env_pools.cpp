@@ -96,6 +96,7 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
   co.heartbeat_seconds = c.heartbeat_seconds;
   co.heartbeat_misses = c.heartbeat_misses;
   co.node_wait_seconds = c.node_wait_seconds;
+  co.work_dir = svc.work_dir;
   co.compile_retries = compile.retries;
   co.exec_retries = execute.retries;
   co.connect = node_connector(sys, uses_tls(c));

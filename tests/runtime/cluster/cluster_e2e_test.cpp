@@ -125,6 +125,15 @@ TEST_F(cluster_fixture, CheckThroughTwoNodesGivesTheSingleProcessVerdicts) {
       EXPECT_EQ(local[key], remote[key]) << file << " " << key;
     EXPECT_EQ(remote["cached"], false) << file;
   }
+  // `leap tasks verify` through the nodes: the reference runs' kept inputs and outputs come back
+  // as bytes and are compared with the LibTorch oracles here.
+  auto& verify = start("verify", {"--set", "environment.backend=cpu",
+                                  "--set", "environment.cache_dir=" + root + "/cache-verify",
+                                  "--set", nodes_key({a, b}), "tasks", "verify", "--task",
+                                  "vector_add", "--task", "relu"});
+  ASSERT_TRUE(verify.exited(std::chrono::seconds(120)));
+  EXPECT_TRUE(verify.exited_ok()) << verify.out() << verify.err();
+  EXPECT_NE(verify.out().find("2 passed, 0 failed"), std::string::npos) << verify.out();
   // Both nodes did work: the node that did not compile a candidate built what it ran.
   for (auto& p : procs)
     if (p->out().find("node ready") != std::string::npos)
