@@ -2,14 +2,19 @@
 // No untyped handle passes between roles: whoever holds one of these can send exactly the
 // messages listed, and the compiler checks it. Who implements each:
 //   compiler / executor / generator pool  actors/supervised_pool.hpp (+ *_pool.cpp); bench's
-//                                         latency models and tests' doubles implement the same
-//   weights sink                          actors/generator_pool.cpp (the generators' replicas)
+//                                         latency models and tests' doubles implement the same;
+//                                         on a cluster, facades over actors/cluster.cpp
+//   weights sink                          actors/generator_pool.cpp (the generators' replicas);
+//                                         on a cluster, a facade that fans out to the nodes
+//   node                                  actors/node.cpp (`leap node`, or the head's own pools)
+//   head (registration and status)        actors/cluster.cpp, published on cluster.listen
 //   gatekeeper                            actors/gatekeeper.cpp
 //   judge                                 actors/judge.cpp; `leap eval`'s collector
 //                                         (actors/eval_collector.cpp) takes finished groups too
 //   learner                               actors/learner.cpp; bench's latency-model learner
 //   trainer                               actors/trainer.cpp
-// Include where typed handles are held (actors/, runtime/pipeline/, bench/, tests/).
+// Include where typed handles are held (actors/, runtime/pipeline/, runtime/cluster/, bench/,
+// tests/).
 #pragma once
 
 #include "messages/type_ids.hpp"
