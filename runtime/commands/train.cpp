@@ -1,6 +1,7 @@
 #include "runtime/commands/train.hpp"
 
 #include "common/fs.hpp"
+#include "common/dir_lock.hpp"
 #include "common/json_text.hpp"
 #include "common/strings.hpp"
 #include "policy/generation_engine.hpp"
@@ -215,6 +216,12 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   fs::create_directories(out_dir, ec);
   if (ec) {
     std::fprintf(stderr, "leap train: cannot create %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return exit_failed;
+  }
+  // One run per directory, before anything in it is read or truncated.
+  auto lock = dir_lock::acquire(out_dir, "leap train");
+  if (!lock) {
+    std::fprintf(stderr, "leap train: %s\n", lock.message().c_str());
     return exit_failed;
   }
   const std::string ck_dir = out_dir + "/checkpoint";

@@ -1,9 +1,17 @@
-// Unit tests of common/: SHA-256 against the FIPS 180-2 vectors, string helpers, atomic writes.
+// Unit tests of common/: SHA-256 against the FIPS 180-2 vectors, string helpers, atomic writes,
+// the run-directory lock.
+#include "common/dir_lock.hpp"
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 
 #include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <filesystem>
 
@@ -46,4 +54,45 @@ TEST(Fs, AtomicWriteAndTempDir) {
   EXPECT_FALSE(read_file(*dir + "/missing").ok());
   EXPECT_NE(read_file(*dir + "/missing").message().find("missing"), std::string::npos);
   std::filesystem::remove_all(*dir);
+}
+
+TEST(DirLock, OneOwnerAtATimeNamingTheHolderAndTakenOverWhenItsProcessDies) {
+  auto dir = *leap::make_temp_dir(leap::temp_root(), "leap-lock-");
+  {
+    auto first = leap::dir_lock::acquire(dir, "leap train");
+    ASSERT_TRUE(first) << first.message();
+    auto second = leap::dir_lock::acquire(dir, "leap train");
+    ASSERT_FALSE(second);
+    EXPECT_NE(second.message().find("in use by leap train (PID " + std::to_string(::getpid()) + ")"),
+              std::string::npos)
+      << second.message();
+  }
+  // Released with its owner.
+  {
+    auto again = leap::dir_lock::acquire(dir, "leap train");
+    EXPECT_TRUE(again) << again.message();
+  }
+  // A holder killed with SIGKILL leaves nothing to clean up: the lock is the kernel's.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    auto held = leap::dir_lock::acquire(dir, "child");
+    char c = held ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  EXPECT_FALSE(leap::dir_lock::acquire(dir, "leap train"));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  auto taken = leap::dir_lock::acquire(dir, "leap train");
+  EXPECT_TRUE(taken) << taken.message();
+  ::close(ready[0]);
+  ::close(ready[1]);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }

@@ -113,6 +113,54 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
   fs::remove_all(out);
 }
 
+TEST(TrainE2E, ASecondRunOnTheSameDirectoryIsRefusedNamingTheFirst) {
+  auto warm = warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto out = *make_temp_dir(temp_root(), "leap-train-twice-");
+  const int steps = 40; // long enough to be running when the second run starts
+  std::vector<std::string> args = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
+  for (auto& s : tiny)
+    args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps), "--set",
+                           std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR, "train",
+                           "--out", out});
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, (out + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(8);
+  while (read_metrics(out + "/metrics.jsonl").empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(read_metrics(out + "/metrics.jsonl").empty()) << "the first run wrote no step";
+  // A second run on the same directory (with --resume, which would otherwise truncate the
+  // first run's files to its checkpoint and write on) is refused, naming the first one's PID,
+  // and touches nothing.
+  std::string cmd;
+  for (auto& a : args)
+    cmd += "'" + a + "' ";
+  cmd += "--resume > '" + out + "/second.txt' 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_NE(rc, 0);
+  auto second = *read_file(out + "/second.txt");
+  EXPECT_NE(second.find("in use by leap train (PID " + std::to_string(pid) + ")"), std::string::npos)
+    << second;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  auto m = read_metrics(out + "/metrics.jsonl");
+  ASSERT_EQ(m.size(), static_cast<std::size_t>(steps)) << "the first run's metrics were disturbed";
+  for (std::size_t i = 0; i < m.size(); ++i)
+    EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1));
+  std::error_code ec;
+  std::filesystem::remove_all(out, ec);
+}
+
 TEST(TrainE2E, KilledRunResumesLosingAtMostOneStep) {
   auto warm = warm_start();
   ASSERT_FALSE(warm.empty());
