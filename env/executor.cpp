@@ -149,7 +149,18 @@ struct executor::job {
   process_runner::handle current;
   bool cancelled = false;
   bool finished = false;
+  int foreign_kills = 0; // candidate runs ended by a SIGKILL leap did not send
 };
+
+namespace {
+
+// A SIGKILL leap did not send: not its timeout, not a cancel (the OOM killer, an operator; also
+// the kernel at the CPU-time limit, which leap sets above the wall-clock limit).
+bool killed_from_outside(const process_outcome& o) {
+  return o.signaled && o.term_signal == SIGKILL && !o.timed_out && !o.cancelled;
+}
+
+} // namespace
 
 executor::executor(executor_options opts, process_runner& runner)
   : opts_(std::move(opts)), runner_(runner) {
@@ -269,6 +280,15 @@ void executor::run_one(const handle& h, bool reference) {
       return;
     }
     h->current = runner_.start(spec, [this, h, reference](process_outcome o) {
+      // A candidate killed from outside is run once more: a kill that is not its doing must not
+      // become its verdict. A second one is (reason "killed").
+      if (!reference && killed_from_outside(o) && h->foreign_kills++ == 0) {
+        std::error_code ec;
+        fs::remove_all(h->cand_dir, ec);
+        h->cand_dir.clear();
+        run_one(h, false);
+        return;
+      }
       (reference ? h->ref : h->cand) = std::move(o);
       if (!reference) {
         // Run the reference only when the candidate produced outputs to compare.
@@ -348,6 +368,11 @@ void executor::conclude(const handle& h) {
     v.reason = "output_limit";
     v.diagnostics = "wrote more than 16 MB to stdout/stderr" + at
                     + ": leap closed the stream and the process ended with " + o.describe();
+  } else if (killed_from_outside(o)) {
+    v.st = status::runtime_error;
+    v.reason = "killed";
+    v.diagnostics = "the process was killed by SIGKILL, which leap did not send, on both of its "
+                    "runs" + at + " (the OOM killer, an operator, or the CPU-time limit)";
   } else if (o.signaled) {
     v.st = status::runtime_error;
     v.reason = "signal";

@@ -153,3 +153,60 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   EXPECT_TRUE(left.empty()) << "left behind: " << names;
   fs::remove_all(root, ec);
 }
+
+namespace {
+
+// `leap check --json` of a correct but slow candidate (tests/runtime/commands/data), whose
+// candidate worker is killed with SIGKILL `kills` times while it runs, as the OOM killer would.
+nlohmann::json check_with_kills(int kills) {
+  auto root = *make_temp_dir(temp_root(), "leap-killed-");
+  std::vector<std::string> args = {
+    LEAP_BINARY, "--set", "environment.backend=cpu", "--set",
+    "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR), "check", "--task", "vector_add",
+    "--source", std::string(LEAP_SOURCE_DIR) + "/tests/runtime/commands/data/slow_vector_add.cu",
+    "--json"};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, (root + "/out.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  // Each kill waits for a candidate worker that has run 0.3 s (the reference runs only after
+  // the candidate finished, so the worker seen is the candidate's).
+  int done_kills = 0, status = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (done_kills < kills && std::chrono::steady_clock::now() < deadline) {
+    if (!test::descendants(pid, {"worker"}).empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!test::kill_one(pid, {"worker"}).empty()) {
+        ++done_kills;
+        // Wait for that worker to be gone before looking for the next run's.
+        while (!test::descendants(pid, {"worker"}).empty()
+               && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(done_kills, kills);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  auto text = read_file(root + "/out.json");
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  return text ? nlohmann::json::parse(*text) : nlohmann::json();
+}
+
+} // namespace
+
+TEST(ChaosTrainE2E, ACandidateKilledFromOutsideIsRunAgainAndJudgedKilledOnlyTheSecondTime) {
+  auto once = check_with_kills(1);
+  EXPECT_EQ(once["status"], "correct") << once.dump();
+  auto twice = check_with_kills(2);
+  EXPECT_EQ(twice["status"], "runtime_error") << twice.dump();
+  EXPECT_EQ(twice["reason"], "killed") << twice.dump();
+}
