@@ -6,6 +6,7 @@
 // kills never enter the build cache; no process is left behind.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/process_killer.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 extern char** environ;
@@ -160,45 +162,39 @@ namespace {
 // candidate worker is killed with SIGKILL `kills` times while it runs, as the OOM killer would.
 nlohmann::json check_with_kills(int kills) {
   auto root = *make_temp_dir(temp_root(), "leap-killed-");
-  std::vector<std::string> args = {
-    LEAP_BINARY, "--set", "environment.backend=cpu", "--set",
-    "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR), "check", "--task", "vector_add",
-    "--source", std::string(LEAP_SOURCE_DIR) + "/tests/runtime/commands/data/slow_vector_add.cu",
-    "--json"};
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (root + "/out.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  test::leap_process p(
+    {LEAP_BINARY, "--set", "environment.backend=cpu", "--set",
+     "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR), "check", "--task", "vector_add",
+     "--source", std::string(LEAP_SOURCE_DIR) + "/tests/runtime/commands/data/slow_vector_add.cu",
+     "--json"},
+    root + "/check");
   // Each kill waits for a candidate worker that has run 0.3 s (the reference runs only after
-  // the candidate finished, so the worker seen is the candidate's).
-  int done_kills = 0, status = 0;
+  // the candidate finished, so the worker seen is the candidate's); a killed worker's pid is
+  // never taken for the next run's (it may linger as a zombie for a moment).
+  int done_kills = 0;
+  std::set<pid_t> killed;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (done_kills < kills && std::chrono::steady_clock::now() < deadline) {
-    if (!test::descendants(pid, {"worker"}).empty()) {
+  while (done_kills < kills && std::chrono::steady_clock::now() < deadline
+         && !p.exited(std::chrono::milliseconds(0))) {
+    for (auto& w : test::descendants(p.pid(), {"worker"})) {
+      if (killed.count(w.pid))
+        continue;
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      if (!test::kill_one(pid, {"worker"}).empty()) {
+      if (::kill(w.pid, SIGKILL) == 0) {
+        killed.insert(w.pid);
         ++done_kills;
-        // Wait for that worker to be gone before looking for the next run's.
-        while (!test::descendants(pid, {"worker"}).empty()
-               && std::chrono::steady_clock::now() < deadline)
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(p.exited(std::chrono::seconds(120)));
   EXPECT_EQ(done_kills, kills);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  auto text = read_file(root + "/out.json");
+  EXPECT_TRUE(p.exited_ok()) << p.status() << p.err();
+  auto text = p.out();
   std::error_code ec;
   fs::remove_all(root, ec);
-  return text ? nlohmann::json::parse(*text) : nlohmann::json();
+  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
 }
 
 } // namespace

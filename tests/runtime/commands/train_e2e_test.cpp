@@ -4,6 +4,7 @@
 // checkpoint; and that a run killed with SIGKILL resumes losing at most one step, with no task
 // trained on twice within an epoch.
 #include "common/fs.hpp"
+#include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 #include "common/strings.hpp"
@@ -124,35 +125,24 @@ TEST(TrainE2E, ASecondRunOnTheSameDirectoryIsRefusedNamingTheFirst) {
   args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps), "--set",
                            std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR, "train",
                            "--out", out});
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (out + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  test::leap_process first(args, out + "/first");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(8);
-  while (read_metrics(out + "/metrics.jsonl").empty() && std::chrono::steady_clock::now() < deadline)
+  while (read_metrics(out + "/metrics.jsonl").empty() && std::chrono::steady_clock::now() < deadline
+         && !first.exited(std::chrono::milliseconds(0)))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_FALSE(read_metrics(out + "/metrics.jsonl").empty()) << "the first run wrote no step";
   // A second run on the same directory (with --resume, which would otherwise truncate the
   // first run's files to its checkpoint and write on) is refused, naming the first one's PID,
   // and touches nothing.
-  std::string cmd;
-  for (auto& a : args)
-    cmd += "'" + a + "' ";
-  cmd += "--resume > '" + out + "/second.txt' 2>&1";
-  int rc = std::system(cmd.c_str());
-  EXPECT_NE(rc, 0);
-  auto second = *read_file(out + "/second.txt");
-  EXPECT_NE(second.find("in use by leap train (PID " + std::to_string(pid) + ")"), std::string::npos)
-    << second;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  args.push_back("--resume");
+  test::leap_process second(args, out + "/second");
+  ASSERT_TRUE(second.exited(std::chrono::seconds(120)));
+  EXPECT_FALSE(second.exited_ok());
+  EXPECT_NE(second.err().find("in use by leap train (PID " + std::to_string(first.pid()) + ")"),
+            std::string::npos)
+    << second.err();
+  ASSERT_TRUE(first.exited(std::chrono::minutes(8)));
+  ASSERT_TRUE(first.exited_ok()) << first.err();
   auto m = read_metrics(out + "/metrics.jsonl");
   ASSERT_EQ(m.size(), static_cast<std::size_t>(steps)) << "the first run's metrics were disturbed";
   for (std::size_t i = 0; i < m.size(); ++i)
