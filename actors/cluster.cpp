@@ -752,6 +752,12 @@ cluster_actor::behavior_type dispatcher(self_ptr self, cluster_options opts) {
     n.row.name = "local";
     s.nodes.push_back(std::move(n));
   }
+  // The facades are linked to the dispatcher, so ending one (the pipeline's shutdown) ends it.
+  // A facade nobody uses ends as unreachable: that one is ignored.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (em.reason != caf::exit_reason::unreachable)
+      self->quit(em.reason);
+  });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
     for (std::size_t i = 0; i < s.nodes.size(); ++i)

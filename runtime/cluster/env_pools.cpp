@@ -149,8 +149,7 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
   out.executors = h.executors;
   out.cluster = h.dispatcher;
   out.parts.push_back(caf::actor_cast<caf::actor>(h.head));
-  // The facades are linked to the dispatcher: held here until shutdown even when unused (one
-  // that ended early would take the dispatcher with it).
+  // The facades are linked to the dispatcher; held here until shutdown.
   out.parts.push_back(caf::actor_cast<caf::actor>(h.generators));
   out.parts.push_back(caf::actor_cast<caf::actor>(h.weights));
   if (policy) {

@@ -177,6 +177,43 @@ TEST(BenchCli, SweepRunsTheAsyncModeOverTheGrid) {
   fs::remove_all(dir);
 }
 
+TEST(BenchCli, ClusterScenarioRunsOnNodeProcessesWithinItsBound) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-");
+  std::string text = small_scenario;
+  auto at = text.find("seed = 5\n");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 9, "nodes = [0, 1, 2]\noverhead_jobs = 20\n");
+  auto sc = write_scenario(dir, "cluster", text);
+  auto r = run_leap("bench --config " + sc + " --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // No attempt was lost on the way to the nodes, and every size stays within its bound.
+  EXPECT_EQ(r.err.find("dropped"), std::string::npos) << r.err;
+  auto csv = read_file(dir + "/cluster.csv");
+  ASSERT_TRUE(csv.ok());
+  auto rows = split_lines(*csv);
+  ASSERT_GE(rows.size(), 4u) << *csv; // header + in-process, 1 and 2 nodes
+  for (std::size_t i = 1; i < 4; ++i) {
+    // nodes,attempts_per_second,bound_attempts_per_second,of_bound,...
+    std::vector<std::string> cols;
+    std::string cell;
+    for (char c : rows[i] + ",") {
+      if (c == ',') {
+        cols.push_back(cell);
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    ASSERT_GE(cols.size(), 4u) << rows[i];
+    double of_bound = std::stod(cols[3]);
+    EXPECT_GT(of_bound, 0.3) << rows[i];
+    EXPECT_LE(of_bound, 1.05) << rows[i];
+  }
+  for (auto transport : {"in-process", "plain TCP", "TLS"})
+    EXPECT_NE(r.out.find(std::string("  ") + transport), std::string::npos) << r.out << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(BenchCli, ScenarioErrorsExitTwoWithFileLineAndKey) {
   auto dir = *make_temp_dir(temp_root(), "leap-bench-");
   std::string text = small_scenario;
