@@ -91,7 +91,7 @@ int run_bench_node(const runtime::command_context& ctx) {
   ho.log = [](const std::string& l) { runtime::node_log_line("leap bench node", l); };
   auto details = "compile " + std::to_string(no.info.compile_workers) + ", execute "
                  + std::to_string(no.info.execute_workers) + " (latency models of "
-                 + sc->name + ")";
+                 + sc->name + ", " + (ho.tls ? "TLS" : "plain TCP") + ")";
   int rc = runtime::host_node_until_signal(
     sys, ho,
     [&](const std::string& name) {
