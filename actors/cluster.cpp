@@ -242,7 +242,9 @@ std::optional<std::size_t> pick(self_ptr self, const job& j) {
   return holder_up ? std::nullopt : best; // wait for the holder rather than build again
 }
 
-void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot);
+// Sends `j` to node `slot` and takes one of its credits; `new_try` false: the same try again
+// (an execute sent back after its builds were made on that node).
+void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot, bool new_try = true);
 
 void on_compile_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64_t epoch,
                       msg::compile_reply& r) {
@@ -308,7 +310,7 @@ void rebuild_then_run(self_ptr self, std::shared_ptr<job> j, std::size_t slot,
     fail(self, j, "node " + n.row.name + " still lacks builds after building them twice");
     return;
   }
-  std::vector<msg::compile_request> todo;
+  std::vector<msg::compile_request> sources; // how to build each missing key again
   for (const auto& key : missing) {
     auto m = s.memo.find(key);
     if (m == s.memo.end()) {
@@ -318,18 +320,18 @@ void rebuild_then_run(self_ptr self, std::shared_ptr<job> j, std::size_t slot,
                     "remembered (cluster source memory)");
       return;
     }
-    todo.push_back(m->second);
+    sources.push_back(m->second);
   }
-  auto pending = std::make_shared<std::size_t>(todo.size());
+  auto pending = std::make_shared<std::size_t>(sources.size());
   auto epoch = j->epoch;
-  for (auto& req : todo) {
+  for (auto& req : sources) {
     req.id = s.next_id++;
     ++n.row.rebuilt;
     self->request(n.handle, s.opts.job_timeout, msg::compile_atom_v, req)
       .then(
         [self, j, slot, epoch, pending](msg::compile_reply& r) {
           auto& s = self->state;
-          if (j->node != slot || j->epoch != epoch || !s.jobs.count(j->id))
+          if (!live_job(self, j->id, slot, epoch))
             return;
           if (r.status != env::build_status::ok) {
             release(self, *j);
@@ -343,8 +345,7 @@ void rebuild_then_run(self_ptr self, std::shared_ptr<job> j, std::size_t slot,
           if (--*pending == 0) {
             // Same node, same try: its credit is still held.
             release(self, *j);
-            --j->tries;
-            send_job(self, j, slot);
+            send_job(self, j, slot, /*new_try=*/false);
           }
         },
         [self, j, slot, epoch](caf::error& e) { on_job_error(self, j->id, slot, epoch, e); });
@@ -406,13 +407,14 @@ void on_generate_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::u
   dispatch(self);
 }
 
-void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot) {
+void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot, bool new_try) {
   auto& s = self->state;
   auto& n = s.nodes[slot];
   j->node = slot;
   j->epoch = n.epoch;
   j->sent = clock::now();
-  ++j->tries;
+  if (new_try)
+    ++j->tries;
   ++n.in[j->k];
   n.row.busy = n.in[0] + n.in[1] + n.in[2];
   auto id = j->id;

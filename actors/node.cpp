@@ -107,9 +107,9 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
     [self](msg::compile_atom, msg::compile_request& req) -> caf::result<msg::compile_reply> {
       if (auto no = not_taking(self, self->state.opts.compilers, "compile"))
         return *no;
-      return forward_job<msg::compile_reply, msg::compile_reply>(self, self->state.opts.compilers,
-                                             msg::compile_atom_v, std::move(req),
-                                             [](msg::compile_reply r) { return r; });
+      return forward_job<msg::compile_reply, msg::compile_reply>(
+        self, self->state.opts.compilers, msg::compile_atom_v, std::move(req),
+        [](msg::compile_reply r) { return r; });
     },
     [self](msg::exec_atom, msg::exec_request& req) -> caf::result<msg::node_exec_reply> {
       auto& s = self->state;
@@ -147,9 +147,9 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
     [self](msg::generate_atom, msg::generate_request& req) -> caf::result<msg::generate_reply> {
       if (auto no = not_taking(self, self->state.opts.generators, "generate"))
         return *no;
-      return forward_job<msg::generate_reply, msg::generate_reply>(self, self->state.opts.generators,
-                                              msg::generate_atom_v, std::move(req),
-                                              [](msg::generate_reply r) { return r; });
+      return forward_job<msg::generate_reply, msg::generate_reply>(
+        self, self->state.opts.generators, msg::generate_atom_v, std::move(req),
+        [](msg::generate_reply r) { return r; });
     },
     [self](msg::cancel_atom, msg::generate_atom, std::uint64_t id) {
       if (self->state.opts.generators)

@@ -78,6 +78,8 @@ int run_bench_node(const runtime::command_context& ctx) {
   auto plain = runtime::check_plain_allowed(sc->cfg.cluster, *addr, "--listen");
   if (!plain)
     return runtime::usage_error(plain.message());
+  if (*plain)
+    runtime::node_log_line("leap bench node", **plain);
   caf::actor_system_config cfg;
   msg::register_message_types(cfg);
   if (auto r = runtime::configure_transport(cfg, sc->cfg.cluster); !r)

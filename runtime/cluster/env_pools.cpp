@@ -65,8 +65,8 @@ result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::l
     auto plain = check_plain_allowed(c.cluster, *hp, key);
     if (!plain)
       return plain.err();
-    if (!plain->empty())
-      std::fprintf(stderr, "leap: %s\n", plain->c_str());
+    if (*plain)
+      std::fprintf(stderr, "leap: %s\n", (*plain)->c_str());
   }
   return configure_transport(cfg, c.cluster);
 }

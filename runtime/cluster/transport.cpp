@@ -35,16 +35,18 @@ result<void> configure_transport(caf::actor_system_config& cfg, const config::cl
   return {};
 }
 
-result<std::string> check_plain_allowed(const config::cluster_section& c, const host_port& addr,
-                                        const std::string& key) {
+result<std::optional<std::string>> check_plain_allowed(const config::cluster_section& c,
+                                                       const host_port& addr,
+                                                       const std::string& key) {
   if (uses_tls(c) || is_loopback(addr.host))
-    return std::string();
+    return std::optional<std::string>();
   if (!c.insecure)
     return make_error(key + " = \"" + addr.text() + "\" is not a loopback address: set "
                       "cluster.tls_cert, cluster.tls_key and cluster.tls_ca (docs/cluster.md), "
                       "or cluster.insecure = true to allow plain TCP");
-  return "warning: plain TCP (no TLS) on " + addr.text() + " (cluster.insecure = true): anyone "
-         "who can reach it can send jobs or read candidates";
+  return std::optional<std::string>("warning: plain TCP (no TLS) on " + addr.text()
+                                    + " (cluster.insecure = true): anyone who can reach it can "
+                                      "send jobs or read candidates");
 }
 
 result<std::uint16_t> free_port(const std::string& host) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace caf {
@@ -27,8 +28,8 @@ bool uses_tls(const config::cluster_section& c);
 result<void> configure_transport(caf::actor_system_config& cfg, const config::cluster_section& c);
 
 // May `addr` be used (listened on or connected to) without TLS? An error says what to set; a
-// non-loopback address with cluster.insecure returns a warning text to print.
-result<std::string> check_plain_allowed(const config::cluster_section& c, const host_port& addr,
+// non-loopback address with cluster.insecure gives a warning to print (none otherwise).
+result<std::optional<std::string>> check_plain_allowed(const config::cluster_section& c, const host_port& addr,
                                         const std::string& key);
 
 // A TCP port on `host` that is free now (the kernel's choice).

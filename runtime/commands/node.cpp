@@ -6,10 +6,10 @@
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
 #include "actors/generator_pool.hpp"
-#include "policy/generation_engine.hpp"
-#include "policy/policy_model.hpp"
 #include "actors/node.hpp"
 #include "common/host_port.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/policy_model.hpp"
 #include "runtime/cluster/node_host.hpp"
 #include "runtime/cluster/transport.hpp"
 #include "runtime/commands/table.hpp"
@@ -42,8 +42,8 @@ result<host_port> checked_address(const command_context& ctx, const config::leap
   auto plain = check_plain_allowed(cfg.cluster, *addr, where);
   if (!plain)
     return plain.err();
-  if (!plain->empty())
-    log_line(*plain);
+  if (*plain)
+    log_line(**plain);
   return addr;
 }
 

@@ -15,17 +15,10 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 
 namespace leap::runtime {
 
 namespace {
-
-caf::actor_system_config& configured(caf::actor_system_config& cfg, const services& s) {
-  if (auto r = prepare_actor_system(cfg, s.cfg); !r)
-    throw std::runtime_error(r.message()); // caught by evaluator::create
-  return cfg;
-}
 
 std::string render(const caf::error& e, caf::actor_system& sys) {
   return msg::error_text(e, sys);
@@ -36,13 +29,13 @@ std::string render(const caf::error& e, caf::actor_system& sys) {
 struct evaluator::impl {
   services& svc;
   caf::actor_system_config cfg;
-  caf::actor_system sys;
+  std::unique_ptr<caf::actor_system> sys; // made once cfg is prepared (create())
   env_pools pools;
   msg::compiler_pool_actor compilers;
   msg::executor_pool_actor executors;
   std::uint64_t next_id = 1;
 
-  explicit impl(services& s) : svc(s), sys(configured(cfg, s)) {}
+  explicit impl(services& s) : svc(s) {}
   ~impl() { pools.shutdown(); }
 };
 
@@ -50,13 +43,11 @@ evaluator::evaluator(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 evaluator::~evaluator() = default;
 
 result<std::unique_ptr<evaluator>> evaluator::create(services& svc) {
-  std::unique_ptr<impl> i;
-  try {
-    i = std::make_unique<impl>(svc);
-  } catch (const std::runtime_error& e) {
-    return make_error(e.what());
-  }
-  auto pools = spawn_env_pools(i->sys, svc, compiler_pool_of(svc.cfg), executor_pool_of(svc.cfg));
+  auto i = std::make_unique<impl>(svc);
+  if (auto r = prepare_actor_system(i->cfg, svc.cfg); !r)
+    return r.err();
+  i->sys = std::make_unique<caf::actor_system>(i->cfg);
+  auto pools = spawn_env_pools(*i->sys, svc, compiler_pool_of(svc.cfg), executor_pool_of(svc.cfg));
   if (!pools)
     return pools.err();
   i->pools = std::move(*pools);
@@ -66,13 +57,13 @@ result<std::unique_ptr<evaluator>> evaluator::create(services& svc) {
 }
 
 result<msg::cluster_status> evaluator::cluster_status() {
-  return query_cluster(impl_->sys, impl_->pools);
+  return query_cluster(*impl_->sys, impl_->pools);
 }
 
 std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_item>& items) {
   auto& I = *impl_;
   auto& svc = I.svc;
-  caf::scoped_actor self{I.sys};
+  caf::scoped_actor self{*I.sys};
   std::vector<result<check_outcome>> out(items.size(), make_error("not evaluated"));
   // Requests wait in the pools' queues: the budget covers the whole batch draining through the
   // workers (every job at its own time limit), so only a stuck pool ends in a timeout.
@@ -120,7 +111,7 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
       },
       [&, i = i](caf::error& e) {
         if (!p[i].failure)
-          p[i].failure = "compiler pool: " + render(e, I.sys);
+          p[i].failure = "compiler pool: " + render(e, *I.sys);
       });
   }
   // 2. Build verdicts for what did not compile; run the rest.
@@ -165,7 +156,7 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
         o.seed = r.seed;
         out[i] = std::move(o);
       },
-      [&, i = i](caf::error& e) { out[i] = make_error("executor pool: " + render(e, I.sys)); });
+      [&, i = i](caf::error& e) { out[i] = make_error("executor pool: " + render(e, *I.sys)); });
   }
   return out;
 }
@@ -181,8 +172,8 @@ msg::pool_stats query_stats(caf::actor_system& sys, const Pool& pool) {
 }
 } // namespace
 
-msg::pool_stats evaluator::compiler_stats() { return query_stats(impl_->sys, impl_->compilers); }
-msg::pool_stats evaluator::executor_stats() { return query_stats(impl_->sys, impl_->executors); }
+msg::pool_stats evaluator::compiler_stats() { return query_stats(*impl_->sys, impl_->compilers); }
+msg::pool_stats evaluator::executor_stats() { return query_stats(*impl_->sys, impl_->executors); }
 
 
 } // namespace leap::runtime
