@@ -76,6 +76,7 @@ command config_command();
 command doctor_command();
 command version_command();
 command node_command();
+command serve_command();
 command cluster_status_command();
 
 // Shared by the commands: a usage error (exit 2) with the hint to run --help.
