@@ -202,6 +202,15 @@ struct service_state {
                                             "unknown task '" + call.task + "' (field task)"));
       return;
     }
+    if (!call.s.has_code) {
+      auto v = no_code_verdict(call.task, opts.backend, call.s.no_code_reason);
+      record_verdict(v);
+      msg::check_answer a;
+      a.status = msg::serve_status::ok;
+      a.v = std::move(v);
+      rp.deliver(std::move(a));
+      return;
+    }
     if (busy()) {
       rp.deliver(refusal<msg::check_answer>(msg::serve_status::busy, busy_text()));
       return;
@@ -209,7 +218,7 @@ struct service_state {
     auto id = next_id++;
     checks.emplace(id, pending_check{call.task, std::nullopt, std::nullopt, rp});
     compile_job(
-      msg::compile_request{id, call.task, std::move(call.source), opts.backend, false},
+      msg::compile_request{id, call.task, std::move(call.s.code), opts.backend, false},
       [this, id](msg::compile_reply& r) {
         if (auto it = checks.find(id); it != checks.end()) {
           it->second.cand = std::move(r);

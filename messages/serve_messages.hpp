@@ -50,7 +50,7 @@ struct submission {
 
 struct check_call {
   std::string task;
-  std::string source;
+  submission s; // its tokens are not used
 };
 
 struct check_answer {
@@ -135,7 +135,7 @@ typename Inspector::result_type inspect(Inspector& f, submission& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_call& x) {
-  return f(caf::meta::type_name("leap_check_call"), x.task, x.source);
+  return f(caf::meta::type_name("leap_check_call"), x.task, x.s);
 }
 
 template <class Inspector>

@@ -154,17 +154,31 @@ route match(const std::string& method, const std::string& target) {
   return {};
 }
 
+// `source` (code as is) or `completion` (code extracted), exactly one of them.
+static result<msg::submission> one_text(const json& j, const std::string& source_key,
+                                 const std::string& completion_key, long long tokens) {
+  const bool has_src = j.contains(source_key), has_comp = j.contains(completion_key);
+  if (has_src == has_comp)
+    return make_error(has_src ? "fields " + source_key + " and " + completion_key
+                                  + ": send one of them, not both"
+                              : "missing field '" + source_key + "' (or '" + completion_key + "')");
+  auto text = string_field(j, has_src ? source_key : completion_key);
+  if (!text)
+    return text.err();
+  return submission_of(*text, has_comp, tokens);
+}
+
 result<msg::check_call> parse_check(const std::string& body) {
-  auto j = parse_object(body, {"schema", "task", "source"});
+  auto j = parse_object(body, {"schema", "task", "source", "completion"});
   if (!j)
     return j.err();
   auto task = string_field(*j, "task");
   if (!task)
     return task.err();
-  auto source = string_field(*j, "source");
-  if (!source)
-    return source.err();
-  return msg::check_call{*task, *source};
+  auto s = one_text(*j, "source", "completion", 0);
+  if (!s)
+    return s.err();
+  return msg::check_call{*task, std::move(*s)};
 }
 
 result<msg::group_call> parse_group(const std::string& body, int max_group_size) {
@@ -226,18 +240,14 @@ result<msg::turn_call> parse_turn(const std::string& body, const std::string& gr
       return t.err();
     tokens = *t;
   }
-  const bool has_src = j->contains("source"), has_comp = j->contains("completion");
-  if (has_src == has_comp)
-    return make_error(has_src ? "fields source and completion: send one of them, not both"
-                              : "missing field 'source' (or 'completion')");
-  auto text = string_field(*j, has_src ? "source" : "completion");
-  if (!text)
-    return text.err();
+  auto s = one_text(*j, "source", "completion", tokens);
+  if (!s)
+    return s.err();
   msg::turn_call call;
   call.group = group_id;
   call.attempt = static_cast<std::int32_t>(*attempt);
   call.turn = static_cast<std::int32_t>(*turn);
-  call.s = submission_of(*text, has_comp, tokens);
+  call.s = std::move(*s);
   return call;
 }
 

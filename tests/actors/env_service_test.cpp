@@ -157,7 +157,7 @@ TEST_F(service_fixture, ATurnSentTwiceRunsOnceAndWrongCallsNameWhatIsWrong) {
   EXPECT_NE(range.message.find("field attempt"), std::string::npos) << range.message;
   auto nobody = ask<msg::group_answer>(msg::view_atom_v, std::string("0123"));
   EXPECT_EQ(nobody.status, msg::serve_status::not_found);
-  auto task = ask<msg::check_answer>(msg::check_atom_v, msg::check_call{"no_such_task", bad});
+  auto task = ask<msg::check_answer>(msg::check_atom_v, msg::check_call{"no_such_task", code(bad)});
   EXPECT_EQ(task.status, msg::serve_status::not_found);
   EXPECT_NE(task.message.find("field task"), std::string::npos) << task.message;
 }
@@ -175,7 +175,8 @@ TEST_F(service_fixture, OverMaxQueueCallsAreRefusedBusyWithARetryAfter) {
   std::vector<handle> hs;
   for (int i = 0; i < 6; ++i)
     hs.push_back(self->request(service, std::chrono::minutes(5), msg::check_atom_v,
-                               msg::check_call{"vector_add", uncached(candidate("grid_stride.cu"))}));
+                               msg::check_call{"vector_add",
+                                               code(uncached(candidate("grid_stride.cu")))}));
   int ok = 0, busy = 0;
   for (auto& h : hs)
     h.receive(
