@@ -105,7 +105,12 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "learner.micro_batch", "learner.mini_batches", "learner.epochs", "node.listen",
       "node.roles", "node.checkpoint", "node.join", "cluster.nodes", "cluster.listen", "cluster.local_roles", "cluster.queue_per_worker",
       "cluster.heartbeat_seconds", "cluster.heartbeat_misses", "cluster.node_wait_seconds",
-      "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure"};
+      "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure",
+      "serve.listen", "serve.threads", "serve.max_connections", "serve.max_queue",
+      "serve.max_groups", "serve.max_group_size", "serve.max_body_kb",
+      "serve.read_timeout_seconds", "serve.idle_timeout_seconds", "serve.request_timeout_seconds",
+      "serve.group_ttl_seconds", "serve.drain_seconds", "serve.token_env", "serve.tls_cert",
+      "serve.tls_key"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;

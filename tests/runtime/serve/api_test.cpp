@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace leap;
 using namespace leap::serve;
 using nlohmann::json;
@@ -183,4 +185,43 @@ TEST(ServeApi, AGroupViewShowsNextTurnsWhileRunningAndRewardsOnceFinished) {
   EXPECT_FALSE(j["attempts"][1].contains("next_turn"));
   // The check answer is exactly `leap check --json`'s object.
   EXPECT_EQ(check_body(tv.v), env::to_json(tv.v));
+}
+
+TEST(ServeApi, MutatedBodiesNeverThrowAndEveryRefusalSaysWhy) {
+  // Byte flips, cuts and splices of valid bodies (fixed seed): each parse is a call or an error
+  // with a message, never an exception.
+  const std::vector<std::string> seeds{
+    R"({"task":"vector_add","source":"__global__ void k() {}"})",
+    R"({"task":"t","sources":["a","b"],"tokens":[1,2],"schema":"v1"})",
+    R"({"attempt":1,"turn":2,"completion":"```cuda\nx\n```","tokens":3})"};
+  std::mt19937 rng(20261201);
+  int refused = 0, accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    auto body = seeds[static_cast<std::size_t>(i) % seeds.size()];
+    for (int m = 0; m < 1 + static_cast<int>(rng() % 4); ++m) {
+      auto at = rng() % (body.size() + 1);
+      switch (rng() % 4) {
+        case 0: if (at < body.size()) body[at] = static_cast<char>(rng()); break;
+        case 1: body = body.substr(0, at); break;
+        case 2: body.insert(at, 1, "{}[]\",:0e-\x00\xff"[rng() % 13]); break;
+        case 3: body.insert(at, seeds[rng() % seeds.size()]); break;
+      }
+    }
+    std::vector<std::string> errors;
+    EXPECT_NO_THROW({
+      auto c = parse_check(body);
+      auto g = parse_group(body, 8);
+      auto t = parse_turn(body, "g");
+      for (auto* m : {c.ok() ? nullptr : &c.message(), g.ok() ? nullptr : &g.message(),
+                      t.ok() ? nullptr : &t.message()})
+        if (m)
+          errors.push_back(*m);
+      accepted += c.ok() + g.ok() + t.ok();
+    }) << body;
+    for (auto& e : errors)
+      EXPECT_FALSE(e.empty()) << body;
+    refused += static_cast<int>(errors.size());
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(accepted, 0);
 }
