@@ -106,9 +106,6 @@ public:
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
   }
 
-  // Called through net::post on this session's strand.
-  void answer(http_response r, bool keep_alive) { write(std::move(r), keep_alive); }
-
 private:
   auto& lowest() { return beast::get_lowest_layer(stream_); }
 

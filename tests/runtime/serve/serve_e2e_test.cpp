@@ -288,6 +288,25 @@ TEST(ServeE2E, HostileClientsGetA4xxOrAVerdictAndTheServerStaysUp) {
   EXPECT_FALSE(s.proc->exited(std::chrono::milliseconds(0)));
 }
 
+TEST(ServeE2E, WithClusterNodesTheChecksRunOnTheNodes) {
+  auto d = temp_dir("node");
+  leap_process node({LEAP_BINARY, "--set", "environment.cache_dir=" LEAP_TEST_CACHE_DIR, "--set",
+                     "environment.backend=cpu", "node", "--listen", "127.0.0.1:0"},
+                    d + "/node");
+  auto addr = node.wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
+  ASSERT_TRUE(addr) << node.err();
+  server s;
+  ASSERT_TRUE(s.start("cluster", {"cluster.nodes=[\"" + *addr + "\"]"})) << s.proc->err();
+  EXPECT_NE(s.proc->out().find("per node (cluster)"), std::string::npos) << s.proc->out();
+  auto src = *read_file(std::string(LEAP_SOURCE_DIR) + "/tests/env/candidates/vector_add/grid_stride.cu");
+  auto r = http_call(s.port, "POST", "/v1/check", check_body("vector_add", "// node\n" + src));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["status"], "correct");
+  EXPECT_TRUE(node.wait_for("head connected", std::chrono::seconds(10), true)) << node.err();
+  node.kill(SIGKILL);
+  fs::remove_all(d);
+}
+
 TEST(ServeE2E, ABearerTokenIsRequiredWhenSetAndOffLoopback) {
   server s;
   ASSERT_TRUE(s.start("token", {}, {"LEAP_SERVE_TOKEN=s3cret"})) << s.proc->err();
