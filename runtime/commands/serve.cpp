@@ -115,6 +115,7 @@ int run_serve(const command_context& ctx) {
   ho.threads = cfg.serve.threads;
   ho.max_connections = cfg.serve.max_connections;
   ho.max_body_bytes = static_cast<std::size_t>(cfg.serve.max_body_kb) * 1024;
+  ho.max_header_bytes = static_cast<std::size_t>(cfg.serve.max_header_kb) * 1024;
   ho.read_timeout = ms(cfg.serve.read_timeout_seconds);
   ho.idle_timeout = ms(cfg.serve.idle_timeout_seconds);
   ho.token = token;

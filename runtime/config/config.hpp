@@ -196,6 +196,7 @@ struct serve_section {
   int max_groups = 4096;                 // open groups at which new groups get 429
   int max_group_size = 64;               // G of one group
   int max_body_kb = 1024;                // request body limit
+  int max_header_kb = 16;                // request header limit
   double read_timeout_seconds = 30;      // a whole request must arrive within this
   double idle_timeout_seconds = 60;      // a kept-alive connection with no request closes
   double request_timeout_seconds = 900;  // a call the service has not answered by then: 504

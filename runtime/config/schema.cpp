@@ -363,6 +363,10 @@ void register_serve(registry& r) {
   s.key("max_body_kb", &serve_section::max_body_kb,
         "Request body limit in KiB; a larger body is answered 413.")
       .at_least(1);
+  s.key("max_header_kb", &serve_section::max_header_kb,
+        "Request line and headers limit in KiB; larger ones are answered 431.")
+      .at_least(1)
+      .at_most(1024);
   s.key("read_timeout_seconds", &serve_section::read_timeout_seconds,
         "A request (headers and body) must arrive within this, else the connection closes "
         "(408 when the headers were read).")

@@ -185,8 +185,8 @@ private:
                                       + std::to_string(srv_->opts.max_body_bytes / 1024) + " KiB"),
                    false);
     if (ec == http::error::header_limit)
-      return write(plain_error(431, "the headers are larger than "
-                                      + std::to_string(srv_->opts.max_header_bytes) + " bytes"),
+      return write(plain_error(431, "the headers are larger than serve.max_header_kb = "
+                                      + std::to_string(srv_->opts.max_header_bytes / 1024) + " KiB"),
                    false);
     if (ec) {
       srv_->count("leap_http_closed_total", {{"reason", "malformed"}});

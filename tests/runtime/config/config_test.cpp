@@ -107,7 +107,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "cluster.heartbeat_seconds", "cluster.heartbeat_misses", "cluster.node_wait_seconds",
       "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure",
       "serve.listen", "serve.threads", "serve.max_connections", "serve.max_queue",
-      "serve.max_groups", "serve.max_group_size", "serve.max_body_kb",
+      "serve.max_groups", "serve.max_group_size", "serve.max_body_kb", "serve.max_header_kb",
       "serve.read_timeout_seconds", "serve.idle_timeout_seconds", "serve.request_timeout_seconds",
       "serve.group_ttl_seconds", "serve.drain_seconds", "serve.token_env", "serve.tls_cert",
       "serve.tls_key"};
