@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A soak of the training pipeline (not in CI): `leap train` with the tests' tiny policy on two
+# tasks (real nvcc + the CPU emulation) for MINUTES minutes (default 30), sampling once a minute
+# the run's resident memory, its open file descriptors, and the processes under it; then a
+# summary with each figure's first, last and largest value and its trend over the second half
+# (least squares). A healthy run shows no trend: memory flat after warm-up, descriptors and
+# processes bounded by the pools' sizes.
+#
+#   scripts/soak.sh [MINUTES] [OUT_DIR]      # default 30, and a fresh temporary directory
+#
+# Writes OUT_DIR/soak.csv (minute, rss_kb, fds, processes, steps) and prints the summary.
+set -euo pipefail
+
+minutes="${1:-30}"
+out="${2:-$(mktemp -d /tmp/leap-soak-XXXXXX)}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+leap="$here/build/leap"
+[[ -x "$leap" ]] || { echo "soak: no $leap; run 'make build' first" >&2; exit 2; }
+mkdir -p "$out"
+
+tiny=(--set environment.backend=cpu --set 'sft.tasks=["vector_add","relu"]'
+      --set 'train.tasks=["vector_add","relu"]' --set policy.vocab_size=600
+      --set policy.d_model=32 --set policy.n_layers=1 --set policy.n_heads=2
+      --set policy.n_kv_heads=1 --set policy.d_ff=64 --set sft.max_steps=150
+      --set sft.batch_sequences=4 --set sft.lr=1e-2 --set sft.alt_solution_weight=0
+      --set sft.repair_weight=0 --set train.batch_groups=2 --set train.group_size=4
+      --set train.max_new_tokens=320 --set executor.timeout_seconds=10
+      --set "environment.cache_dir=$out/cache")
+
+echo "soak: warm start (tiny policy) into $out/warm" >&2
+"$leap" "${tiny[@]}" pretrain --out "$out/warm" > "$out/pretrain.log" 2>&1
+
+echo "soak: training for $minutes minute(s); samples in $out/soak.csv" >&2
+"$leap" "${tiny[@]}" --set train.steps=1000000 --set train.checkpoint_every=20 \
+  --set "train.warm_start=$out/warm" train --out "$out/run" > "$out/train.log" 2>&1 &
+pid=$!
+trap 'kill -INT $pid 2>/dev/null || true' EXIT
+
+descendants() { # every process under $1
+  local kids
+  kids=$(ps -o pid= --ppid "$1" 2>/dev/null || true)
+  for k in $kids; do echo "$k"; descendants "$k"; done
+}
+
+sleep 15 # past start-up (leap re-executes itself once), so the first sample is of a running run
+echo "minute,rss_kb,fds,processes,steps" > "$out/soak.csv"
+for ((m = 0; m <= minutes; m++)); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "soak: leap train ended early; see $out/train.log" >&2
+    exit 1
+  fi
+  rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+  fds=$(ls "/proc/$pid/fd" | wc -l)
+  procs=$(descendants "$pid" | wc -l)
+  steps=$( (wc -l < "$out/run/metrics.jsonl") 2>/dev/null || echo 0)
+  echo "$m,$rss,$fds,$procs,$steps" >> "$out/soak.csv"
+  ((m < minutes)) && sleep 60
+done
+kill -INT "$pid"
+wait "$pid" || true
+trap - EXIT
+
+python3 - "$out/soak.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def trend(xs, ys):
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mx, my = sum(xs) / n, sum(ys) / n
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+half = rows[len(rows) // 2:]
+print("soak: %d samples over %s minutes, %s learner steps" % (len(rows), rows[-1]["minute"], rows[-1]["steps"]))
+for key, unit, scale in (("rss_kb", "MiB", 1 / 1024), ("fds", "", 1), ("processes", "", 1)):
+    ys = [float(r[key]) * scale for r in rows]
+    slope = trend([float(r["minute"]) for r in half], [float(r[key]) * scale for r in half])
+    print("  %-9s first %8.1f  last %8.1f  max %8.1f  trend over the second half %+.3f %s/min"
+          % (key, ys[0], ys[-1], max(ys), slope, unit))
+EOF
