@@ -63,7 +63,7 @@ figures summarise(std::vector<double> ms, double wall_s, int failed) {
 // `clients` threads, each with one keep-alive connection, each sending `per_client` checks made
 // by `body(client, i)`.
 template <class Body>
-figures load(int port, int clients, int per_client, Body body) {
+figures load(int port, int clients, int per_client, Body body, const char* target = "/v1/check") {
   std::vector<std::vector<double>> lat(static_cast<std::size_t>(clients));
   std::atomic<int> failed{0};
   auto t0 = clock_type::now();
@@ -82,10 +82,12 @@ figures load(int port, int clients, int per_client, Body body) {
       }
       beast::flat_buffer buf;
       for (int i = 0; i < per_client; ++i) {
-        http::request<http::string_body> req{http::verb::post, "/v1/check", 11};
+        auto text = body(c, i);
+        http::request<http::string_body> req{text.empty() ? http::verb::get : http::verb::post,
+                                             target, 11};
         req.set(http::field::host, "127.0.0.1");
         req.set(http::field::content_type, "application/json");
-        req.body() = body(c, i);
+        req.body() = std::move(text);
         req.prepare_payload();
         auto s = clock_type::now();
         http::write(stream, req, ec);
@@ -215,6 +217,10 @@ int main(int argc, char** argv) {
   (*ev)->evaluate({{"vector_add", *good, false, false}});
 
   std::printf("leap serve load test (backend cpu, compile 2 / execute 2 workers, vector_add)\n");
+  // The HTTP layer alone: GET /health on one keep-alive connection.
+  auto h = load(port, 1, n(500), [](int, int) { return std::string(); }, "/health");
+  std::printf("GET /health, 1 client: %.0f requests/s, p50 %.3f ms, p99 %.3f ms\n", h.per_second,
+              h.p50_ms, h.p99_ms);
   std::printf("%-9s %-8s %10s %10s %10s %8s | %12s %10s | %s\n", "checks", "clients", "checks/s",
               "p50 ms", "p99 ms", "failed", "in-proc /s", "in-proc ms", "HTTP vs in-process");
   struct level {
