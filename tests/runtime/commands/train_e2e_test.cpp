@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -151,73 +152,89 @@ TEST(TrainE2E, ASecondRunOnTheSameDirectoryIsRefusedNamingTheFirst) {
   std::filesystem::remove_all(out, ec);
 }
 
-TEST(TrainE2E, KilledRunResumesLosingAtMostOneStep) {
+namespace {
+
+// (epoch, task) of every group of every step in metrics.jsonl, in order.
+std::vector<std::vector<std::pair<int, std::string>>> drawn(const std::vector<nlohmann::json>& m) {
+  std::vector<std::vector<std::pair<int, std::string>>> out;
+  for (auto& row : m) {
+    out.emplace_back();
+    for (std::size_t k = 0; k < row["tasks"].size(); ++k)
+      out.back().emplace_back(row["epochs"][k].get<int>(), row["tasks"][k].get<std::string>());
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
   auto warm = warm_start();
   ASSERT_FALSE(warm.empty());
-  auto out = *make_temp_dir(temp_root(), "leap-train-kill-");
-  std::vector<std::string> args = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
+  auto root = *make_temp_dir(temp_root(), "leap-train-kill-");
+  const std::string out = root + "/killed", whole = root + "/whole";
+  constexpr int steps = 24, kills = 5;
+  // Admission order: a step's groups are the next B drawn, so the same seed draws the same
+  // (epoch, task) sequence step by step whatever the timing.
+  std::vector<std::string> base = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
   for (auto& s : tiny)
-    args.insert(args.end(), {"--set", s});
-  args.insert(args.end(), {"--set", "train.steps=4", "--set",
-                           std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR, "train",
-                           "--out", out});
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (out + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  // Kill it (no chance to save) once two steps are in metrics.jsonl.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(8);
-  std::size_t seen = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    seen = read_metrics(out + "/metrics.jsonl").size();
-    if (seen >= 2)
-      break;
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid)
-      FAIL() << "leap train ended before it was killed (status " << status << ")";
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_GE(seen, 2u) << "no two steps within the deadline";
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  seen = read_metrics(out + "/metrics.jsonl").size();
-  auto st = trainer_state(out + "/checkpoint");
-  ASSERT_TRUE(st.contains("step")) << "no checkpoint after two steps";
-  auto saved = st["step"].get<std::size_t>();
-  EXPECT_GE(saved + 1, seen) << "more than one step lost";
-  // Resume to the end.
-  std::string cmd;
-  for (auto& a : args)
-    cmd += "'" + a + "' ";
-  cmd += "--resume > '" + out + "/resume.txt' 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << *read_file(out + "/resume.txt");
-  auto m = read_metrics(out + "/metrics.jsonl");
-  ASSERT_EQ(m.size(), 4u);
-  for (std::size_t i = 0; i < m.size(); ++i)
-    EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1));
-  // 4 steps x B = 2 groups over 2 tasks: 4 epochs. In async mode a step may take groups of
-  // two epochs (they finish out of order), but no (epoch, task) pair is trained twice (nor
-  // lost) across the kill.
-  std::multiset<std::string> all;
-  std::set<std::pair<int, std::string>> seen_pairs;
-  for (auto& row : m) {
-    ASSERT_EQ(row["tasks"].size(), row["epochs"].size());
-    for (std::size_t k = 0; k < row["tasks"].size(); ++k) {
-      auto task = row["tasks"][k].get<std::string>();
-      EXPECT_TRUE(seen_pairs.insert({row["epochs"][k].get<int>(), task}).second)
-        << task << " twice in epoch " << row["epochs"][k].get<int>();
-      all.insert(task);
+    base.insert(base.end(), {"--set", s});
+  base.insert(base.end(), {"--set", "train.steps=" + std::to_string(steps), "--set",
+                           "train.batch_order=admission", "--set", "train.checkpoint_every=1",
+                           "--set", std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR,
+                           "train", "--out"});
+  auto args_for = [&](const std::string& dir, bool resume) {
+    auto a = base;
+    a.push_back(dir);
+    if (resume)
+      a.push_back("--resume");
+    return a;
+  };
+  // SIGKILL (no chance to save) at a random moment after the run has trained at least one step
+  // beyond the last kill's, five times, resuming each time.
+  std::mt19937 rng(static_cast<unsigned>(::getpid()));
+  std::size_t before = 0;
+  for (int k = 0; k < kills; ++k) {
+    test::leap_process p(args_for(out, k > 0), root + "/run" + std::to_string(k));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    while (std::chrono::steady_clock::now() < deadline
+           && read_metrics(out + "/metrics.jsonl").size() < before + 1) {
+      ASSERT_FALSE(p.exited(std::chrono::milliseconds(0)))
+        << "run " << k << " ended before it was killed\n" << p.err();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 600));
+    ASSERT_FALSE(p.exited(std::chrono::milliseconds(0))) << "run " << k << " ended\n" << p.err();
+    p.kill(SIGKILL);
+    if (k > 0)
+      EXPECT_NE(p.out().find("resuming at step " + std::to_string(before)), std::string::npos)
+        << "run " << k << ": " << p.out();
+    auto seen = read_metrics(out + "/metrics.jsonl").size();
+    auto st = trainer_state(out + "/checkpoint");
+    ASSERT_TRUE(st.contains("step")) << "no checkpoint after kill " << k;
+    auto saved = st["step"].get<std::size_t>();
+    EXPECT_GE(saved + 1, seen) << "kill " << k << " lost more than one step";
+    EXPECT_GE(seen, before + 1) << "kill " << k << " came before a new step";
+    std::printf("[ kill %d ] after %zu step(s) in metrics.jsonl, checkpoint at step %zu\n", k + 1,
+                seen, saved);
+    before = saved;
+    ASSERT_LT(saved, static_cast<std::size_t>(steps)) << "the run finished before kill " << k + 1;
   }
-  EXPECT_EQ(all.count("vector_add"), 4u);
-  EXPECT_EQ(all.count("relu"), 4u);
-  EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), 4);
-  fs::remove_all(out);
+  // The last resume runs to the end; an unbroken run of the same seed beside it.
+  test::leap_process last(args_for(out, true), root + "/final");
+  test::leap_process unbroken(args_for(whole, false), root + "/whole");
+  ASSERT_TRUE(last.exited(std::chrono::minutes(5)));
+  ASSERT_TRUE(last.exited_ok()) << last.err();
+  ASSERT_TRUE(unbroken.exited(std::chrono::minutes(5)));
+  ASSERT_TRUE(unbroken.exited_ok()) << unbroken.err();
+  auto m = read_metrics(out + "/metrics.jsonl");
+  ASSERT_EQ(m.size(), static_cast<std::size_t>(steps));
+  for (std::size_t i = 0; i < m.size(); ++i)
+    EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1)) << "no duplicate or missing step";
+  auto got = drawn(m), want = drawn(read_metrics(whole + "/metrics.jsonl"));
+  ASSERT_EQ(want.size(), static_cast<std::size_t>(steps));
+  for (int i = 0; i < steps; ++i)
+    EXPECT_EQ(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)])
+      << "step " << i + 1 << " trained other groups than the unbroken run's";
+  EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), steps);
+  fs::remove_all(root);
 }
