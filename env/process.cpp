@@ -14,6 +14,7 @@
 #include <boost/process/async.hpp>
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,10 +61,17 @@ namespace {
 // Applied in the child between fork and exec: only async-signal-safe calls.
 struct child_setup : bp::extend::handler {
   const process_spec* spec;
+  pid_t parent = ::getpid(); // made in the parent, before the fork
   explicit child_setup(const process_spec* s) : spec(s) {}
   template <class Executor>
   void on_exec_setup(Executor&) const {
     ::setsid();
+    // A child dies with leap (killed by an operator or the OOM killer): no orphaned compiler or
+    // candidate is left running. The runner's I/O thread forks, and it lives as long as leap.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127); // leap died before the line above
+    ::signal(SIGXFSZ, SIG_DFL); // leap ignores it (EFBIG as an error); a child's limits kill it
     auto lim = [](int res, long long v) {
       struct rlimit rl;
       rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(v);

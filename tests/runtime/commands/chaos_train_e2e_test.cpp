@@ -1,9 +1,11 @@
-// `leap train` (tiny model, two tasks, real nvcc + the CPU emulation, a fresh build cache) while
-// the test kills the run's compile and execute child processes with SIGKILL, as an operator or
-// the OOM killer would: nvcc's stages (cicc, ptxas, cudafe++), the host compiler and linker
-// (cc1plus, ld, collect2) and the worker processes that run candidates and references. Every
-// step still completes; every finished group accounts for all its attempts in groups.jsonl; the
-// kills never enter the build cache; no process is left behind.
+// `leap train` (tiny model, two tasks, real nvcc + the CPU emulation, a fresh build cache) over
+// its own pools and one `leap node`, while the test kills with SIGKILL, as an operator or the
+// OOM killer would, the compile and execute child processes of both (nvcc's stages cicc, ptxas,
+// cudafe++; the host compiler and linker cc1plus, ld, collect2; the worker processes that run
+// candidates and references) and, after the first step, the node itself. Every step still
+// completes; every finished group accounts for all its attempts in groups.jsonl; the lost
+// node's jobs run again on the head; the kills never enter the build cache; no process is left
+// behind (a killed node's children die with it).
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
@@ -40,12 +42,22 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   auto root = *make_temp_dir(temp_root(), "leap-chaos-");
   const std::string out = root + "/run", cache = root + "/cache";
+  auto node = std::make_unique<test::leap_process>(
+    std::vector<std::string>{LEAP_BINARY, "--set", "environment.cache_dir=" + root + "/node-cache",
+                             "--set", "environment.backend=cpu", "--set", "compiler.retries=1",
+                             "--set", "executor.retries=1", "node", "--listen", "127.0.0.1:0"},
+    root + "/node");
+  auto node_addr = node->wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
+  ASSERT_TRUE(node_addr) << node->err();
+  const pid_t node_pid = node->pid();
   std::vector<std::string> args = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
   for (auto& s : test::tiny)
     args.insert(args.end(), {"--set", s});
   args.insert(args.end(), {"--set", "train.steps=4", "--set", "train.group_size=4",
                            "--set", "train.batch_order=admission",
                            "--set", "compiler.retries=1", "--set", "executor.retries=1",
+                           "--set", "cluster.nodes=[\"" + *node_addr + "\"]",
+                           "--set", "cluster.local_roles=[\"compile\", \"execute\", \"generate\"]",
                            "--set", "environment.cache_dir=" + cache, "train", "--out", out});
   std::vector<char*> argv;
   for (auto& a : args)
@@ -69,7 +81,7 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   std::vector<int> per_kind(kinds.size(), 0);
   std::map<std::string, int> kills;
   int total = 0, status = 0;
-  bool exited = false;
+  bool exited = false, node_killed = false;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   auto next_kill = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() < deadline) {
@@ -83,9 +95,17 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
       for (std::size_t k = 0; k < kinds.size() && what.empty(); ++k) {
         if (per_kind[k] >= cap[k] || (paced && k >= 2))
           continue;
-        what = test::kill_one(pid, kinds[k]);
+        // The head's children, and the node's while it lives (alternately).
+        what = test::kill_one((total % 2 && !node_killed) ? node_pid : pid, kinds[k]);
         if (!what.empty())
           ++per_kind[k];
+      }
+      // The node itself, once the run has a step behind it, while the node runs a job.
+      if (what.empty() && !node_killed && !read_jsonl(out + "/metrics.jsonl").empty()
+          && !test::descendants(node_pid, {}).empty()) {
+        node->kill(SIGKILL);
+        node_killed = true;
+        what = "leap node";
       }
       if (!what.empty()) {
         ++kills[what];
@@ -108,6 +128,8 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
     << "status " << status << "\n" << (err ? *err : "") << "\n" << *read_file(root + "/stdout.txt");
   EXPECT_GT(total, 0) << "no compile or execute process was seen to kill";
+  EXPECT_TRUE(node_killed) << "the node was not killed before the run ended";
+  EXPECT_NE(err->find("lost"), std::string::npos) << "the head did not notice the node's loss:\n" << *err;
 
   // Every step completed.
   auto m = read_jsonl(out + "/metrics.jsonl");
@@ -134,6 +156,16 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
     }
   }
   std::printf("[ chaos ] %d attempts dropped as infrastructure faults\n", dropped);
+  // The node's figures in the last step: lost once, its jobs taken off it and run again.
+  const auto& nodes = m.back()["nodes"];
+  ASSERT_EQ(nodes.size(), 2u) << m.back().dump(); // the node and the head's own pools
+  for (auto& n : nodes)
+    if (n["node"] == *node_addr) {
+      EXPECT_EQ(n["state"], "lost") << n.dump();
+      EXPECT_GE(n["lost"].get<int>(), 1) << n.dump();
+      std::printf("[ chaos ] the killed node had done %d job(s); %d re-run elsewhere, %d rebuilt\n",
+                  n["done"].get<int>(), n["rerun"].get<int>(), n["rebuilt"].get<int>());
+    }
   // No kill entered the build cache: no cached failure mentions a signal.
   std::error_code ec;
   for (auto& e : fs::recursive_directory_iterator(cache + "/builds", ec)) {
@@ -146,6 +178,7 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
     EXPECT_EQ(text->find("infrastructure"), std::string::npos) << e.path() << ": " << *text;
   }
   // Nothing of the run is left behind (orphans would have come to this process).
+  node.reset();
   while (::waitpid(-1, &status, WNOHANG) > 0) {
   }
   auto left = test::descendants(::getpid(), {});
