@@ -204,10 +204,10 @@ result<void> build_cache::publish(const key_lock&, const std::string& key,
   if (auto m = write_manifest(*tmp, names); !m)
     return fail(m.message());
   const auto final_dir = entry_dir(key);
-  if (fs::exists(final_dir, ec)) { // published by a process that could not take the lock
-    fs::remove_all(*tmp, ec);
-    return {};
-  }
+  // Under the key's lock an entry still there is one the caller chose to replace (its record
+  // named no known status, say): ours takes its place.
+  if (fs::exists(final_dir, ec))
+    remove_entry(final_dir);
   fs::rename(*tmp, final_dir, ec);
   if (ec)
     return fail("cannot rename " + *tmp + " to " + final_dir + ": " + ec.message());

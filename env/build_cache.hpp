@@ -82,8 +82,8 @@ public:
   lookup_result lookup(const key_lock& held, const std::string& key);
 
   // Under the key's lock: the record (and the worker at `worker_path`, moved in, when not empty)
-  // in a temporary directory with its manifest, renamed into place; then eviction when the
-  // cache has grown past its bound.
+  // in a temporary directory with its manifest, renamed into place (replacing an entry of the
+  // key still there); then eviction when the cache has grown past its bound.
   result<void> publish(const key_lock& held, const std::string& key, const nlohmann::json& record,
                        const std::string& worker_path);
 

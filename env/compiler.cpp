@@ -192,9 +192,12 @@ void compiler::begin(const handle& h) {
   if (found.what == build_cache::found::hit) {
     const auto& j = found.record;
     build_result r;
-    if (parse_build_status(j.value("status", ""), r.st)) {
-      r.diagnostics = j.value("diagnostics", "");
-      r.stage = j.value("stage", "");
+    auto text = [&](const char* k) {
+      return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+    };
+    if (parse_build_status(text("status"), r.st)) { // else: rebuilt, and replaced on publish
+      r.diagnostics = text("diagnostics");
+      r.stage = text("stage");
       r.key = h->key;
       r.cached = true;
       r.executable = r.st == build_status::ok ? build_executable(opts_.cache_dir, h->key) : "";

@@ -10,6 +10,7 @@
 #include "env/verdict.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace leap::runtime {
@@ -18,7 +19,7 @@ struct jsonl_repair {
   std::size_t kept = 0;
   std::size_t after_step = 0; // lines of steps after the resumed one (redone by the resume)
   std::size_t damaged = 0;    // lines that are not a JSON object with an integer "step"
-  std::string warning;        // non-empty when damaged lines were dropped: names the file
+  std::optional<std::string> warning; // when damaged lines were dropped: names the file
 };
 // Keeps the lines of a JSONL file whose "step" is at most `step`; rewrites it atomically.
 result<jsonl_repair> truncate_jsonl(const std::string& path, std::int64_t step);

@@ -261,8 +261,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
         std::fprintf(stderr, "leap train: %s\n", r.message().c_str());
         return exit_failed;
       }
-      if (!r->warning.empty())
-        std::fprintf(stderr, "leap train: warning: %s\n", r->warning.c_str());
+      if (r->warning)
+        std::fprintf(stderr, "leap train: warning: %s\n", r->warning->c_str());
     }
     std::printf("resuming at step %lld from %s\n", static_cast<long long>(start_step), ck_dir.c_str());
   } else {
