@@ -1,6 +1,7 @@
 // The build cache through real `leap` processes on a fresh cache directory: two checks of the
 // same candidate started together build it once (the other waits for the key's lock and gets a
-// hit); a bit-flipped or truncated worker is detected, removed and rebuilt, never run; `leap
+// hit); a bit-flipped or truncated worker is detected (by `leap cache stats` and `leap doctor`
+// too), removed and rebuilt, never run; `leap
 // cache prune` evicts the least recently used builds down to environment.cache_max_mb and keeps
 // recent ones; `leap cache clear` is refused while a process holds the cache open.
 #include "common/fs.hpp"
@@ -108,6 +109,11 @@ TEST(CacheE2E, TwoProcessesOnOneCacheBuildTheCandidateOnceAndADamagedBuildIsRebu
   fs::resize_file(dirs[1] + "/worker", fs::file_size(dirs[1] + "/worker") / 2);
   stats = env::run_blocking(leap_spec(t.dir, {"cache", "stats"}));
   EXPECT_NE(stats.out.find("damaged:      2"), std::string::npos) << stats.out;
+  // leap doctor shows the same: size, bound and health.
+  auto doctor = env::run_blocking(leap_spec(t.dir, {"doctor"}));
+  ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
+  EXPECT_NE(doctor.out.find("build cache:     2 builds, "), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find(" MiB of 4096 MiB, 2 damaged"), std::string::npos) << doctor.out;
   auto again = env::run_blocking(leap_spec(t.dir, check_args()));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   auto j = verdict(again);
