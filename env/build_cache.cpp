@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -213,6 +214,18 @@ result<void> build_cache::publish(const key_lock&, const std::string& key,
     return fail("cannot rename " + *tmp + " to " + final_dir + ": " + ec.message());
   maybe_evict(dir_bytes(final_dir));
   return {};
+}
+
+bool build_cache::has_worker(const std::string& key) {
+  auto held = try_lock(key);
+  std::error_code ec;
+  if (!held || !*held)
+    return fs::exists(entry_dir(key) + "/worker", ec);
+  auto r = lookup(**held, key);
+  if (r.what == found::damaged)
+    std::fprintf(stderr, "leap: build cache: %s; removed (it will be built again)\n",
+                 r.problem.c_str());
+  return r.what == found::hit && r.record.value("status", "") == "ok";
 }
 
 result<build_cache::usage> build_cache::scan(bool verify) const {

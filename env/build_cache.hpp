@@ -87,6 +87,11 @@ public:
   result<void> publish(const key_lock& held, const std::string& key, const nlohmann::json& record,
                        const std::string& worker_path);
 
+  // Whether a verified, runnable build of `key` is here, for a node asked to execute it: under
+  // the key's lock, a lookup (which touches it, and removes it when damaged); when another job
+  // holds the lock (building or checking a key of that lock file), whether its worker exists.
+  bool has_worker(const std::string& key);
+
   struct usage {
     std::size_t entries = 0;
     std::uint64_t bytes = 0;

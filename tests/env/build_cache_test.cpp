@@ -294,3 +294,26 @@ TEST(FileManifest, NamesTheDamagedFile) {
   fs::remove(t.dir + "/manifest.json");
   EXPECT_EQ(*verify_manifest(t.dir), manifest_state::no_manifest);
 }
+
+// What a cluster node answers when asked to execute a build: it holds it only when it verifies.
+TEST(BuildCache, ANodeHoldsABuildOnlyWhenItVerifies) {
+  temp_cache t;
+  build_cache c(opts(t.dir));
+  auto k = key_of(77);
+  EXPECT_FALSE(c.has_worker(k));
+  put(c, k, 4000, t.dir);
+  EXPECT_TRUE(c.has_worker(k));
+  {
+    auto busy = c.lock(k); // a job of that lock file is building: the worker file decides
+    EXPECT_TRUE(c.has_worker(k));
+  }
+  fs::resize_file(c.entry_dir(k) + "/worker", 100);
+  EXPECT_FALSE(c.has_worker(k));
+  EXPECT_FALSE(fs::exists(c.entry_dir(k))); // removed: the head has it built again
+  auto k2 = key_of(78);
+  {
+    auto l = c.lock(k2);
+    ASSERT_TRUE(c.publish(*l, k2, {{"status", "compile_error"}}, ""));
+  }
+  EXPECT_FALSE(c.has_worker(k2)); // a failure record runs nothing
+}
