@@ -15,7 +15,8 @@ algo::group_record record_of(const msg::group_result& g) {
   return rec;
 }
 
-msg::scored_group score_group(msg::group_result g, const algo::estimator_config& cfg) {
+msg::scored_group score_group(msg::group_result g, const algo::estimator_config& cfg,
+                              const std::vector<std::vector<std::int64_t>>* tokens) {
   std::vector<algo::trajectory> ranked;
   std::vector<std::size_t> where; // ranked index -> trajectory index
   for (std::size_t i = 0; i < g.trajectories.size(); ++i) {
@@ -23,13 +24,16 @@ msg::scored_group score_group(msg::group_result g, const algo::estimator_config&
     if (!is_ranked(tr))
       continue;
     algo::trajectory t;
-    long long tokens = 0;
-    for (const auto& turn : tr.turns) {
+    long long total = 0;
+    for (std::size_t k = 0; k < tr.turns.size(); ++k) {
+      const auto& turn = tr.turns[k];
       t.turn_rewards.push_back(turn.judged && turn.status == env::status::correct ? 1.0 : 0.0);
-      tokens += static_cast<long long>(turn.completion.size());
+      const bool given = tokens && i < tokens->size() && k < (*tokens)[i].size();
+      total += given ? static_cast<long long>((*tokens)[i][k])
+                     : static_cast<long long>(turn.completion.size());
     }
     t.outcome.solved_turn = tr.solved_turn;
-    t.outcome.total_tokens = tokens;
+    t.outcome.total_tokens = total;
     if (tr.solved_turn > 0 && static_cast<std::size_t>(tr.solved_turn) <= tr.turns.size()) {
       const auto& win = tr.turns[static_cast<std::size_t>(tr.solved_turn - 1)];
       t.outcome.timed = win.timed;

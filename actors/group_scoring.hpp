@@ -20,7 +20,10 @@ bool is_ranked(const msg::trajectory_record& t);
 algo::group_record record_of(const msg::group_result& g);
 
 // rewards[i]: the rank estimator's tournament reward, or the baselines' scalar trajectory
-// reward; advantages[i][k]: trajectory i, turn k.
-msg::scored_group score_group(msg::group_result g, const algo::estimator_config& cfg);
+// reward; advantages[i][k]: trajectory i, turn k. A turn's completion tokens (the tournament's
+// tie key) are its completion's length, or `tokens[i][k]` when given (`leap serve`: the client
+// says how many tokens each submission took; its records hold no token ids).
+msg::scored_group score_group(msg::group_result g, const algo::estimator_config& cfg,
+                              const std::vector<std::vector<std::int64_t>>* tokens = nullptr);
 
 } // namespace leap::actors

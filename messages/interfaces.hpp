@@ -13,6 +13,7 @@
 //                                         (actors/eval_collector.cpp) takes finished groups too
 //   learner                               actors/learner.cpp; bench's latency-model learner
 //   trainer                               actors/trainer.cpp
+//   environment service                   actors/env_service.cpp (`leap serve`)
 // Include where typed handles are held (actors/, runtime/pipeline/, runtime/cluster/, bench/,
 // tests/).
 #pragma once
@@ -84,5 +85,18 @@ using node_actor = caf::typed_actor<
 using head_actor = caf::typed_actor<
   caf::replies_to<join_atom, std::string>::with<std::string>,
   caf::replies_to<stats_atom>::with<cluster_status>>;
+
+// The environment service behind `leap serve` (actors/env_service.hpp): checks one candidate;
+// opens a LEAP group with G turn-1 submissions (answered once every turn-1 verdict is in);
+// takes a later turn of one attempt (answered once that turn is judged; a repeat of a turn
+// already sent answers the first one's outcome); answers a group's view; answers its gauges;
+// (tick) is its own timer, which expires idle groups.
+using env_service_actor = caf::typed_actor<
+  caf::replies_to<check_atom, check_call>::with<check_answer>,
+  caf::replies_to<group_atom, group_call>::with<group_answer>,
+  caf::replies_to<turn_atom, turn_call>::with<group_answer>,
+  caf::replies_to<view_atom, std::string>::with<group_answer>,
+  caf::replies_to<stats_atom>::with<service_stats>,
+  caf::reacts_to<tick_atom>>;
 
 } // namespace leap::msg

@@ -5,6 +5,7 @@
 
 #include "messages/cluster_messages.hpp"
 #include "messages/env_messages.hpp"
+#include "messages/serve_messages.hpp"
 #include "messages/train_messages.hpp"
 
 #include <caf/type_id.hpp>
@@ -43,6 +44,16 @@ CAF_ADD_TYPE_ID(leap, (leap::msg::node_stats))
 CAF_ADD_TYPE_ID(leap, (leap::msg::node_exec_reply))
 CAF_ADD_TYPE_ID(leap, (leap::msg::node_row))
 CAF_ADD_TYPE_ID(leap, (leap::msg::cluster_status))
+CAF_ADD_TYPE_ID(leap, (leap::msg::submission))
+CAF_ADD_TYPE_ID(leap, (leap::msg::check_call))
+CAF_ADD_TYPE_ID(leap, (leap::msg::check_answer))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_call))
+CAF_ADD_TYPE_ID(leap, (leap::msg::turn_call))
+CAF_ADD_TYPE_ID(leap, (leap::msg::turn_view))
+CAF_ADD_TYPE_ID(leap, (leap::msg::attempt_view))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_view))
+CAF_ADD_TYPE_ID(leap, (leap::msg::group_answer))
+CAF_ADD_TYPE_ID(leap, (leap::msg::service_stats))
 CAF_ADD_ATOM(leap, leap::msg, compile_atom, "compile")
 CAF_ADD_ATOM(leap, leap::msg, exec_atom, "exec")
 CAF_ADD_ATOM(leap, leap::msg, cancel_atom, "cancel")
@@ -63,6 +74,9 @@ CAF_ADD_ATOM(leap, leap::msg, drain_atom, "drain")
 CAF_ADD_ATOM(leap, leap::msg, tick_atom, "tick")
 CAF_ADD_ATOM(leap, leap::msg, connected_atom, "connected")
 CAF_ADD_ATOM(leap, leap::msg, join_atom, "join")
+CAF_ADD_ATOM(leap, leap::msg, check_atom, "check")
+CAF_ADD_ATOM(leap, leap::msg, turn_atom, "turn")
+CAF_ADD_ATOM(leap, leap::msg, view_atom, "view")
 CAF_END_TYPE_ID_BLOCK(leap)
 
 namespace leap::msg {

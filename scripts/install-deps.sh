@@ -9,6 +9,7 @@ packages=(
   libcaf-dev                      # CAF 0.17 core + io
   libcaf-openssl0.17 libssl-dev   # CAF's TLS module (cluster connections)
   openssl                         # the CLI: test certificates, docs/cluster.md walk-through
+  python3                         # the `leap serve` Python client and its test
   libtorch-dev                    # LibTorch 1.13 (CPU)
   libopenblas0-pthread            # optimised BLAS for LibTorch (reference BLAS is ~33x slower)
   libtcmalloc-minimal4            # keeps LibTorch's large tensors mapped (SFT 1.8x faster)

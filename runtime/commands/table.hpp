@@ -77,6 +77,7 @@ command doctor_command();
 command cache_command();
 command version_command();
 command node_command();
+command serve_command();
 command cluster_status_command();
 
 // Shared by the commands: a usage error (exit 2) with the hint to run --help.

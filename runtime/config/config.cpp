@@ -416,6 +416,12 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
       errs.push_back(located("cluster.nodes", "cluster.nodes: '" + n + "' needs a port"));
   if (auto hp = parse_host_port(cfg.node.listen); !hp)
     errs.push_back(located("node.listen", "node.listen: " + hp.message()));
+  if (auto hp = parse_host_port(cfg.serve.listen); !hp)
+    errs.push_back(located("serve.listen", "serve.listen: " + hp.message()));
+  if (cfg.serve.tls_cert.empty() != cfg.serve.tls_key.empty())
+    errs.push_back(located(cfg.serve.tls_cert.empty() ? "serve.tls_key" : "serve.tls_cert",
+                           "serve.tls_cert and serve.tls_key go together: set both (HTTPS) or "
+                           "neither"));
   for (auto [key, text] : {std::pair<const char*, const std::string*>{"node.join", &cfg.node.join},
                            {"cluster.listen", &cfg.cluster.listen}})
     if (!text->empty())

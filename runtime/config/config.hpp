@@ -188,6 +188,24 @@ struct cluster_section {
   bool insecure = false;               // allow plain TCP off loopback
 };
 
+// [serve]: `leap serve`, the environment and LEAP's group logic over HTTP (docs/serve.md).
+struct serve_section {
+  std::string listen = "127.0.0.1:8420"; // HOST:PORT; port 0 = any free port (printed when ready)
+  int threads = 2;                       // HTTP I/O threads
+  int max_connections = 256;             // open connections beyond which new ones get 503
+  int max_queue = 256;                   // waiting jobs at which calls get 429
+  int max_groups = 4096;                 // open groups at which new groups get 429
+  int max_group_size = 64;               // G of one group
+  int max_body_kb = 1024;                // request body limit
+  double read_timeout_seconds = 30;      // a whole request must arrive within this
+  double idle_timeout_seconds = 60;      // a kept-alive connection with no request closes
+  double request_timeout_seconds = 900;  // a call the service has not answered by then: 504
+  double group_ttl_seconds = 1800;       // an idle group expires
+  double drain_seconds = 120;            // on SIGTERM: wait this long for running calls
+  std::string token_env = "LEAP_SERVE_TOKEN"; // environment variable holding the bearer token
+  std::string tls_cert, tls_key;         // PEM files: HTTPS when both are set
+};
+
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
@@ -201,6 +219,7 @@ struct leap_config {
   learner_section learner;
   node_section node;
   cluster_section cluster;
+  serve_section serve;
 };
 
 // Equality over every registered key (used by round-trip tests and by callers that diff configs).

@@ -340,6 +340,64 @@ void register_cluster(registry& r) {
         "Allow plain TCP (no TLS) on addresses other than loopback; leap warns at start.");
 }
 
+void register_serve(registry& r) {
+  auto s = r.section("serve", &leap_config::serve,
+                     "`leap serve`: checks and LEAP groups over HTTP for external trainers "
+                     "(docs/serve.md). It uses the same pools, cache and sandbox as `leap check` "
+                     "(and the cluster's nodes when `cluster.nodes` is set); groups follow "
+                     "`train.max_turns`, the `train.dcp_*` keys and `train.estimator`.");
+  s.key("listen", &serve_section::listen,
+        "HOST:PORT to listen on (`--listen` overrides); port 0 = any free port, printed in the "
+        "ready line. On an address other than loopback a bearer token is required "
+        "(`token_env`).")
+      .non_empty();
+  s.key("threads", &serve_section::threads, "HTTP I/O threads.").at_least(1).at_most(64);
+  s.key("max_connections", &serve_section::max_connections,
+        "Open connections beyond which a new one is answered 503 and closed.")
+      .at_least(1);
+  s.key("max_queue", &serve_section::max_queue,
+        "Waiting jobs (queued beyond the compile and execute workers) at which checks, groups "
+        "and turns are answered 429 with Retry-After.")
+      .at_least(1);
+  s.key("max_groups", &serve_section::max_groups,
+        "Open groups at which a new group is answered 429.")
+      .at_least(1);
+  s.key("max_group_size", &serve_section::max_group_size, "The largest G of one group.")
+      .at_least(1)
+      .at_most(1024);
+  s.key("max_body_kb", &serve_section::max_body_kb,
+        "Request body limit in KiB; a larger body is answered 413.")
+      .at_least(1);
+  s.key("read_timeout_seconds", &serve_section::read_timeout_seconds,
+        "A request (headers and body) must arrive within this, else the connection closes "
+        "(408 when the headers were read).")
+      .greater_than(0);
+  s.key("idle_timeout_seconds", &serve_section::idle_timeout_seconds,
+        "A kept-alive connection that sends no new request for this long is closed.")
+      .greater_than(0);
+  s.key("request_timeout_seconds", &serve_section::request_timeout_seconds,
+        "A check, group or turn the service has not answered by then is answered 504 (a turn "
+        "may be sent again: it is idempotent).")
+      .greater_than(0);
+  s.key("group_ttl_seconds", &serve_section::group_ttl_seconds,
+        "A group nobody has asked about for this long expires (its jobs are cancelled; later "
+        "calls get 404).")
+      .greater_than(0);
+  s.key("drain_seconds", &serve_section::drain_seconds,
+        "On SIGTERM or SIGINT: stop accepting, then wait at most this long for running calls.")
+      .at_least(0);
+  s.key("token_env", &serve_section::token_env,
+        "Environment variable holding the bearer token (`Authorization: Bearer TOKEN`). "
+        "Required when `listen` is not a loopback address; optional on loopback (when the "
+        "variable is set, the token is required there too).")
+      .non_empty();
+  s.key("tls_cert", &serve_section::tls_cert,
+        "PEM certificate (chain) for HTTPS; with `tls_key`. Off loopback, serve HTTPS or put a "
+        "TLS reverse proxy in front (docs/serve.md) so the token never crosses a network in "
+        "clear text.");
+  s.key("tls_key", &serve_section::tls_key, "PEM private key of `tls_cert`.");
+}
+
 void register_learner(registry& r) {
   auto s = r.section("learner", &leap_config::learner,
                      "The GRPO learner: token-level clipped surrogate (clip-higher), optional k3 "
@@ -386,6 +444,7 @@ registry build_registry() {
   register_learner(r);
   register_node(r);
   register_cluster(r);
+  register_serve(r);
   return r;
 }
 

@@ -147,8 +147,49 @@ TEST_F(fixture, ClusterMessagesRoundTrip) {
   EXPECT_EQ(i.execute_workers, 2u);
 }
 
+TEST_F(fixture, ServeMessagesRoundTrip) {
+  msg::check_call c{"vector_add", {false, "", "no fenced block", 12}};
+  auto pc = roundtrip(c);
+  EXPECT_EQ(pc.task, "vector_add");
+  EXPECT_FALSE(pc.s.has_code);
+  EXPECT_EQ(pc.s.no_code_reason, "no fenced block");
+  EXPECT_EQ(pc.s.tokens, 12);
+  msg::group_answer a;
+  a.status = msg::serve_status::busy;
+  a.retry_after = 3;
+  a.g.id = "ab12";
+  a.g.dcp = algo::group_decision::prune_easy;
+  msg::attempt_view av;
+  av.attempt = 1;
+  av.state = msg::attempt_state::awaiting_turn;
+  av.end = algo::attempt_end::none;
+  av.turns.push_back(msg::turn_view{1, true, sample_verdict()});
+  av.next_turn = 2;
+  av.next_prompt = "again";
+  av.advantages = {0.5, -0.25};
+  a.g.attempts = {av};
+  auto p = roundtrip(a);
+  EXPECT_EQ(p.status, msg::serve_status::busy);
+  EXPECT_DOUBLE_EQ(p.retry_after, 3);
+  EXPECT_EQ(p.g.id, "ab12");
+  EXPECT_EQ(p.g.dcp, algo::group_decision::prune_easy);
+  ASSERT_EQ(p.g.attempts.size(), 1u);
+  EXPECT_EQ(p.g.attempts[0].state, msg::attempt_state::awaiting_turn);
+  EXPECT_EQ(env::to_json(p.g.attempts[0].turns[0].v), env::to_json(sample_verdict()));
+  EXPECT_EQ(p.g.attempts[0].next_prompt, "again");
+  EXPECT_EQ(p.g.attempts[0].advantages, av.advantages);
+  msg::service_stats st;
+  st.groups_open = 4;
+  st.waiting_jobs = 2;
+  st.compiler.queued = 7;
+  auto ps = roundtrip(st);
+  EXPECT_EQ(ps.groups_open, 4u);
+  EXPECT_EQ(ps.waiting_jobs, 2u);
+  EXPECT_EQ(ps.compiler.queued, 7u);
+}
+
 TEST_F(fixture, TypeIdBlockCoversEveryMessage) {
-  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 28);
+  EXPECT_EQ(caf::id_block::leap::end - caf::id_block::leap::begin, 38);
   EXPECT_STREQ(caf::type_name<msg::compile_request>::value, "leap::msg::compile_request");
   // Registered types can travel inside a caf::message and be serialized there too.
   auto m = caf::make_message(msg::compile_atom_v,

@@ -105,7 +105,12 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "learner.micro_batch", "learner.mini_batches", "learner.epochs", "node.listen",
       "node.roles", "node.checkpoint", "node.join", "cluster.nodes", "cluster.listen", "cluster.local_roles", "cluster.queue_per_worker",
       "cluster.heartbeat_seconds", "cluster.heartbeat_misses", "cluster.node_wait_seconds",
-      "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure"};
+      "cluster.tls_cert", "cluster.tls_key", "cluster.tls_ca", "cluster.insecure",
+      "serve.listen", "serve.threads", "serve.max_connections", "serve.max_queue",
+      "serve.max_groups", "serve.max_group_size", "serve.max_body_kb",
+      "serve.read_timeout_seconds", "serve.idle_timeout_seconds", "serve.request_timeout_seconds",
+      "serve.group_ttl_seconds", "serve.drain_seconds", "serve.token_env", "serve.tls_cert",
+      "serve.tls_key"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -266,10 +271,10 @@ TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
             "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
+            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
   EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
             "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
-            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
+            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
@@ -280,7 +285,7 @@ TEST(ConfigLoadErrors, KeyOutsideAnySection) {
             "[executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
             "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
+            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
@@ -424,7 +429,7 @@ TEST(ConfigOverride, UnknownKey) {
             "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines, retries)");
   EXPECT_EQ(set_error("exector.trials=3"),
             "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster)");
+            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");

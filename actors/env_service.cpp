@@ -1,0 +1,733 @@
+#include "actors/env_service.hpp"
+
+#include "actors/group_scoring.hpp"
+#include "actors/reference_cache.hpp"
+#include "actors/verdicts.hpp"
+#include "common/prometheus.hpp"
+#include "messages/error_text.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+
+namespace leap::actors {
+
+namespace {
+
+using algo::attempt_phase;
+using algo::rollout_action;
+using clock_type = std::chrono::steady_clock;
+using group_promise = caf::typed_response_promise<msg::group_answer>;
+
+// What the rollout does not keep of one attempt.
+struct served_attempt {
+  std::vector<std::optional<env::verdict>> verdicts; // per turn, once judged
+  std::vector<std::int64_t> tokens;                  // per turn, as the client said
+  std::uint64_t job = 0;                             // compile or execute job in flight
+  attempt_phase job_stage = attempt_phase::compiling;
+  std::string build;                                 // the built candidate's content address
+  std::vector<group_promise> waiting;                // turn calls waiting for this turn's end
+};
+
+struct served_group {
+  std::string id;
+  const env::task_spec* task = nullptr;
+  algo::rollout r;
+  std::vector<served_attempt> att;
+  std::vector<group_promise> opening; // the group call, until every turn-1 verdict is in
+  clock_type::time_point touched = clock_type::now();
+  std::optional<msg::scored_group> scores;
+  served_group(const algo::rollout_config& c) : r(c), att(static_cast<std::size_t>(c.group_size)) {}
+};
+
+struct pending_check {
+  std::string task;
+  std::optional<msg::compile_reply> cand;
+  std::optional<result<std::string>> ref;
+  caf::typed_response_promise<msg::check_answer> rp;
+};
+
+bool in_job(attempt_phase p) {
+  return p == attempt_phase::compiling || p == attempt_phase::executing;
+}
+
+msg::attempt_state state_of(const algo::rollout_attempt& at) {
+  if (at.end != algo::attempt_end::none)
+    return msg::attempt_state::ended;
+  if (at.phase == attempt_phase::generating && !at.turns.empty())
+    return msg::attempt_state::awaiting_turn;
+  return msg::attempt_state::running;
+}
+
+std::string random_id() {
+  std::random_device rd;
+  std::uint64_t hi = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  std::uint64_t lo = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(hi),
+                static_cast<unsigned long long>(lo));
+  return buf;
+}
+
+struct service_state {
+  msg::env_service_actor::pointer self = nullptr;
+  env_service_options opts;
+  std::shared_ptr<const task_catalog> tasks;
+  msg::compiler_pool_actor comp;
+  msg::executor_pool_actor exec;
+  std::map<std::string, served_group> groups;
+  std::map<std::uint64_t, pending_check> checks;
+  reference_cache refs;
+  std::uint64_t next_id = 1;
+  std::uint32_t compile_jobs = 0, exec_jobs = 0;
+  std::uint64_t expired = 0;
+  double mean_compile = 0.5, mean_exec = 0.5; // seconds per job, smoothed (retry-after)
+
+  std::string render(const caf::error& e) { return msg::error_text(e, self->system()); }
+
+  // --- back-pressure ---
+  std::uint32_t waiting() const {
+    auto beyond = [](std::uint32_t jobs, int workers) {
+      return jobs > static_cast<std::uint32_t>(workers) ? jobs - static_cast<std::uint32_t>(workers)
+                                                        : 0u;
+    };
+    return beyond(compile_jobs, opts.compile_workers) + beyond(exec_jobs, opts.exec_workers);
+  }
+  bool busy() const { return opts.max_queue > 0 && waiting() >= static_cast<std::uint32_t>(opts.max_queue); }
+  double retry_after() const {
+    double s = mean_compile * std::max<double>(0, double(compile_jobs) - opts.compile_workers)
+                 / std::max(1, opts.compile_workers)
+               + mean_exec * std::max<double>(0, double(exec_jobs) - opts.exec_workers)
+                   / std::max(1, opts.exec_workers);
+    return std::max(1.0, std::ceil(s));
+  }
+  template <class Answer>
+  Answer refusal(msg::serve_status st, std::string why) {
+    Answer a;
+    a.status = st;
+    a.message = std::move(why);
+    if (st == msg::serve_status::busy)
+      a.retry_after = retry_after();
+    return a;
+  }
+  std::string busy_text() const {
+    return std::to_string(waiting()) + " jobs are waiting (serve.max_queue = "
+           + std::to_string(opts.max_queue) + ")";
+  }
+
+  // --- metrics ---
+  void record_build(const msg::compile_reply& r) {
+    if (!opts.metrics)
+      return;
+    if (r.cached) {
+      opts.metrics->inc("leap_build_cache_hits_total");
+    } else {
+      opts.metrics->inc("leap_builds_total");
+      opts.metrics->observe("leap_compile_seconds", r.seconds);
+    }
+    if (!r.cached)
+      mean_compile = 0.8 * mean_compile + 0.2 * r.seconds;
+  }
+  void record_verdict(const env::verdict& v) {
+    if (opts.metrics) {
+      opts.metrics->inc("leap_verdicts_total", {{"status", env::to_string(v.st)}});
+      if (v.run_seconds > 0)
+        opts.metrics->observe("leap_run_seconds", v.run_seconds);
+    }
+    if (v.run_seconds > 0)
+      mean_exec = 0.8 * mean_exec + 0.2 * v.run_seconds;
+  }
+
+  // --- jobs (every compile and execute goes through these: counted for back-pressure) ---
+  template <class Ok, class Failed>
+  void compile_job(msg::compile_request req, Ok ok, Failed failed) {
+    ++compile_jobs;
+    self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
+      .then(
+        [this, ok](msg::compile_reply& r) mutable {
+          --compile_jobs;
+          record_build(r);
+          ok(r);
+        },
+        [this, failed](caf::error& e) mutable {
+          --compile_jobs;
+          failed(render(e));
+        });
+  }
+  template <class Ok, class Failed>
+  void exec_job(msg::exec_request req, Ok ok, Failed failed) {
+    ++exec_jobs;
+    self->request(exec, opts.exec_timeout, msg::exec_atom_v, std::move(req))
+      .then(
+        [this, ok](msg::exec_reply& r) mutable {
+          --exec_jobs;
+          ok(r);
+        },
+        [this, failed](caf::error& e) mutable {
+          --exec_jobs;
+          failed(render(e));
+        });
+  }
+
+  void with_reference(const std::string& task, reference_cache::callback cb) {
+    if (!refs.request(task, std::move(cb)))
+      return;
+    msg::compile_request req{next_id++, task, tasks->at(task).reference_source, opts.backend, true};
+    compile_job(
+      std::move(req),
+      [this, task](msg::compile_reply& r) {
+        if (r.status == env::build_status::ok)
+          refs.built(task, r.key);
+        else
+          refs.failed(task,
+                      "the reference of task '" + task + "' does not build ("
+                        + env::to_string(r.status) + "): " + r.diagnostics,
+                      r.status != env::build_status::cancelled);
+      },
+      [this, task](const std::string& why) {
+        refs.failed(task, "building the reference of task '" + task + "' failed: " + why, false);
+      });
+  }
+
+  // --- a check ---
+  void check(msg::check_call& call, caf::typed_response_promise<msg::check_answer> rp) {
+    if (!tasks->count(call.task)) {
+      rp.deliver(refusal<msg::check_answer>(msg::serve_status::not_found,
+                                            "unknown task '" + call.task + "' (field task)"));
+      return;
+    }
+    if (!call.s.has_code) {
+      auto v = no_code_verdict(call.task, opts.backend, call.s.no_code_reason);
+      record_verdict(v);
+      msg::check_answer a;
+      a.status = msg::serve_status::ok;
+      a.v = std::move(v);
+      rp.deliver(std::move(a));
+      return;
+    }
+    if (busy()) {
+      rp.deliver(refusal<msg::check_answer>(msg::serve_status::busy, busy_text()));
+      return;
+    }
+    auto id = next_id++;
+    checks.emplace(id, pending_check{call.task, std::nullopt, std::nullopt, rp});
+    compile_job(
+      msg::compile_request{id, call.task, std::move(call.s.code), opts.backend, false},
+      [this, id](msg::compile_reply& r) {
+        if (auto it = checks.find(id); it != checks.end()) {
+          it->second.cand = std::move(r);
+          check_step(id);
+        }
+      },
+      [this, id](const std::string& why) { check_failed(id, "compiler pool: " + why); });
+    with_reference(call.task, [this, id](const result<std::string>& ref) {
+      if (auto it = checks.find(id); it != checks.end()) {
+        it->second.ref = ref;
+        check_step(id);
+      }
+    });
+  }
+
+  void check_failed(std::uint64_t id, const std::string& why) {
+    auto it = checks.find(id);
+    if (it == checks.end())
+      return;
+    it->second.rp.deliver(refusal<msg::check_answer>(msg::serve_status::failed, why));
+    checks.erase(it);
+  }
+
+  void check_answered(std::uint64_t id, env::verdict v) {
+    auto it = checks.find(id);
+    if (it == checks.end())
+      return;
+    record_verdict(v);
+    msg::check_answer a;
+    a.status = msg::serve_status::ok;
+    a.v = std::move(v);
+    it->second.rp.deliver(std::move(a));
+    checks.erase(it);
+  }
+
+  // Both builds known: a verdict from the build, or a run.
+  void check_step(std::uint64_t id) {
+    auto& c = checks.at(id);
+    if (!c.cand || !c.ref)
+      return;
+    if (!*c.ref)
+      return check_failed(id, c.ref->message());
+    const auto& task = tasks->at(c.task);
+    if (c.cand->status != env::build_status::ok) {
+      auto v = verdict_from_build(*c.cand, task, opts.backend);
+      if (!v)
+        return check_failed(id, "compiling '" + c.task + "' gave no verdict ("
+                                  + env::to_string(c.cand->status) + "): " + c.cand->diagnostics);
+      return check_answered(id, std::move(*v));
+    }
+    msg::exec_request req{next_id++, c.task, opts.backend, c.cand->key, **c.ref, false};
+    exec_job(
+      std::move(req),
+      [this, id](msg::exec_reply& r) {
+        auto it = checks.find(id);
+        if (it == checks.end())
+          return;
+        r.v.compile_seconds = it->second.cand->seconds;
+        r.v.cached = it->second.cand->cached;
+        check_answered(id, std::move(r.v));
+      },
+      [this, id](const std::string& why) { check_failed(id, "executor pool: " + why); });
+  }
+
+  // --- groups ---
+  void open_group(msg::group_call& call, group_promise rp) {
+    if (!tasks->count(call.task))
+      return (void)rp.deliver(refusal<msg::group_answer>(msg::serve_status::not_found,
+                                                   "unknown task '" + call.task + "' (field task)"));
+    if (call.attempts.empty())
+      return (void)rp.deliver(refusal<msg::group_answer>(msg::serve_status::bad_request,
+                                                   "field sources: a group needs at least one"));
+    if (busy())
+      return (void)rp.deliver(refusal<msg::group_answer>(msg::serve_status::busy, busy_text()));
+    if (opts.max_groups > 0 && groups.size() >= static_cast<std::size_t>(opts.max_groups))
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::busy, std::to_string(groups.size())
+                                   + " groups are open (serve.max_groups); finish or let some expire"));
+    auto cfg = opts.rollout;
+    cfg.group_size = static_cast<int>(call.attempts.size());
+    auto id = random_id();
+    auto& g = groups.emplace(id, served_group(cfg)).first->second;
+    g.id = id;
+    g.task = &tasks->at(call.task);
+    g.opening.push_back(rp);
+    auto acts = g.r.start(); // one generate action: the client's submissions are its samples
+    (void)acts;
+    std::vector<rollout_action> more;
+    for (int a = 0; a < cfg.group_size; ++a)
+      append(more, submit(g, a, std::move(call.attempts[static_cast<std::size_t>(a)])));
+    perform(id, std::move(more));
+  }
+
+  // The attempt's next turn arrived: the rollout's sampled event.
+  std::vector<rollout_action> submit(served_group& g, int a, msg::submission s) {
+    auto& io = g.att[static_cast<std::size_t>(a)];
+    io.tokens.push_back(s.tokens);
+    io.verdicts.emplace_back();
+    if (s.has_code)
+      return g.r.sampled(a, std::move(s.code), s.tokens);
+    auto v = no_code_verdict(g.task->name, opts.backend, s.no_code_reason);
+    record_verdict(v);
+    io.verdicts.back() = v;
+    return g.r.sampled_without_code(a, s.tokens, v.feedback);
+  }
+
+  void turn(msg::turn_call& call, group_promise rp) {
+    auto it = groups.find(call.group);
+    if (it == groups.end())
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::not_found, "no group '" + call.group + "' (never opened, or expired)"));
+    auto& g = it->second;
+    g.touched = clock_type::now();
+    const int n = static_cast<int>(g.att.size());
+    if (call.attempt < 0 || call.attempt >= n)
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::bad_request,
+        "field attempt: " + std::to_string(call.attempt) + " is not in [0, " + std::to_string(n)
+          + ")"));
+    const auto& at = g.r.attempt(call.attempt);
+    const int sent = static_cast<int>(at.turns.size());
+    auto& io = g.att[static_cast<std::size_t>(call.attempt)];
+    if (call.turn >= 1 && call.turn <= sent) {
+      // A repeat: the first answer, once that turn is over.
+      if (call.turn == sent && state_of(at) == msg::attempt_state::running)
+        io.waiting.push_back(rp);
+      else
+        rp.deliver(answer(g));
+      return;
+    }
+    if (state_of(at) != msg::attempt_state::awaiting_turn)
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::conflict,
+        "attempt " + std::to_string(call.attempt) + " takes no turn " + std::to_string(call.turn)
+          + ": it " + (at.end != algo::attempt_end::none
+                         ? std::string("ended (") + algo::to_string(at.end) + ")"
+                         : std::string("is still running turn ") + std::to_string(sent))));
+    if (call.turn != sent + 1)
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::conflict, "field turn: attempt " + std::to_string(call.attempt)
+                                       + " expects turn " + std::to_string(sent + 1) + ", not "
+                                       + std::to_string(call.turn)));
+    if (busy())
+      return (void)rp.deliver(refusal<msg::group_answer>(msg::serve_status::busy, busy_text()));
+    io.waiting.push_back(rp);
+    perform(g.id, submit(g, call.attempt, std::move(call.s)));
+  }
+
+  void view(const std::string& id, group_promise rp) {
+    auto it = groups.find(id);
+    if (it == groups.end())
+      return (void)rp.deliver(refusal<msg::group_answer>(
+        msg::serve_status::not_found, "no group '" + id + "' (never opened, or expired)"));
+    it->second.touched = clock_type::now();
+    rp.deliver(answer(it->second));
+  }
+
+  static void append(std::vector<rollout_action>& to, std::vector<rollout_action> more) {
+    to.insert(to.end(), more.begin(), more.end());
+  }
+
+  served_group* find(const std::string& id) {
+    auto it = groups.find(id);
+    return it == groups.end() ? nullptr : &it->second;
+  }
+
+  served_group* awaiting(const std::string& id, int a, attempt_phase ph) {
+    auto* g = find(id);
+    if (!g)
+      return nullptr;
+    const auto& at = g->r.attempt(a);
+    return at.end == algo::attempt_end::none && at.phase == ph ? g : nullptr;
+  }
+
+  // Carries out the rollout's actions; then answers whoever waits for what is now settled.
+  void perform(const std::string& id, std::vector<rollout_action> acts) {
+    std::deque<rollout_action> queue(acts.begin(), acts.end());
+    while (!queue.empty()) {
+      auto* g = find(id);
+      if (!g)
+        return;
+      auto act = std::move(queue.front());
+      queue.pop_front();
+      switch (act.what) {
+        case rollout_action::kind::generate: break; // the client sends the turn
+        case rollout_action::kind::compile: compile(id, act.attempts.at(0)); break;
+        case rollout_action::kind::execute: execute(id, act.attempts.at(0)); break;
+        case rollout_action::kind::cancel: cancel(*g, act.attempts.at(0)); break;
+        case rollout_action::kind::finished: score(*g); break;
+      }
+    }
+    if (auto* g = find(id))
+      settle(*g);
+  }
+
+  void compile(const std::string& id, int a) {
+    auto* g = find(id);
+    auto& io = g->att[static_cast<std::size_t>(a)];
+    io.job = next_id++;
+    io.job_stage = attempt_phase::compiling;
+    msg::compile_request req{io.job, g->task->name, g->r.attempt(a).turns.back().code,
+                             opts.backend, false};
+    compile_job(
+      std::move(req), [this, id, a](msg::compile_reply& r) { on_compiled(id, a, r); },
+      [this, id, a](const std::string& why) {
+        if (awaiting(id, a, attempt_phase::compiling))
+          drop(id, a, "compile job failed: " + why);
+      });
+  }
+
+  void on_compiled(const std::string& id, int a, msg::compile_reply& r) {
+    auto* g = awaiting(id, a, attempt_phase::compiling);
+    if (!g)
+      return;
+    auto& io = g->att[static_cast<std::size_t>(a)];
+    io.job = 0;
+    if (r.status == env::build_status::ok) {
+      io.build = r.key;
+      perform(id, g->r.built(a));
+      return;
+    }
+    auto v = verdict_from_build(r, *g->task, opts.backend);
+    if (!v)
+      return drop(id, a, std::string("the build gave no verdict (") + env::to_string(r.status)
+                           + "): " + r.diagnostics);
+    v->compile_seconds = r.seconds;
+    v->cached = r.cached;
+    judged(id, a, std::move(*v));
+  }
+
+  void execute(const std::string& id, int a) {
+    with_reference(find(id)->task->name, [this, id, a](const result<std::string>& ref) {
+      auto* g = awaiting(id, a, attempt_phase::executing);
+      if (!g)
+        return;
+      if (!ref)
+        return drop(id, a, ref.message());
+      auto& io = g->att[static_cast<std::size_t>(a)];
+      io.job = next_id++;
+      io.job_stage = attempt_phase::executing;
+      msg::exec_request req{io.job, g->task->name, opts.backend, io.build, *ref, false};
+      exec_job(
+        std::move(req),
+        [this, id, a](msg::exec_reply& r) {
+          if (auto* g2 = awaiting(id, a, attempt_phase::executing)) {
+            g2->att[static_cast<std::size_t>(a)].job = 0;
+            judged(id, a, std::move(r.v));
+          }
+        },
+        [this, id, a](const std::string& why) {
+          if (awaiting(id, a, attempt_phase::executing))
+            drop(id, a, "execute job failed: " + why);
+        });
+    });
+  }
+
+  void judged(const std::string& id, int a, env::verdict v) {
+    auto* g = find(id);
+    record_verdict(v);
+    algo::turn_judgement j;
+    j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
+                : v.st == env::status::correct ? algo::turn_verdict::correct
+                                               : algo::turn_verdict::failed;
+    j.feedback = v.feedback;
+    j.timed = v.timed;
+    j.speedup = v.speedup;
+    g->att[static_cast<std::size_t>(a)].verdicts.back() = std::move(v);
+    perform(id, g->r.judged(a, j));
+  }
+
+  void drop(const std::string& id, int a, const std::string& why) {
+    auto* g = find(id);
+    if (!g)
+      return;
+    std::fprintf(stderr, "leap serve: an attempt at '%s' was dropped: %s\n", g->task->name.c_str(),
+                 why.c_str());
+    perform(id, g->r.dropped(a, why));
+  }
+
+  void cancel(served_group& g, int a) {
+    auto& io = g.att[static_cast<std::size_t>(a)];
+    if (io.job == 0)
+      return;
+    if (io.job_stage == attempt_phase::compiling)
+      self->send(comp, msg::cancel_atom_v, io.job);
+    else
+      self->send(exec, msg::cancel_atom_v, io.job);
+    io.job = 0;
+  }
+
+  // The judge's arithmetic over the finished group.
+  void score(served_group& g) {
+    msg::group_result res;
+    res.task = g.task->name;
+    res.dcp = g.r.decision();
+    res.activated = g.r.activated();
+    std::vector<std::vector<std::int64_t>> tokens;
+    for (std::size_t a = 0; a < g.att.size(); ++a) {
+      const auto& at = g.r.attempt(static_cast<int>(a));
+      msg::trajectory_record tr;
+      tr.solved_turn = at.solved_turn;
+      tr.end = at.end;
+      tr.end_reason = at.end_reason;
+      for (std::size_t k = 0; k < at.turns.size(); ++k) {
+        msg::turn_record rec;
+        const auto& v = g.att[a].verdicts.at(k);
+        rec.judged = v.has_value();
+        if (v) {
+          rec.status = v->st;
+          rec.reason = v->reason;
+          rec.timed = v->timed;
+          rec.speedup = v->speedup;
+        }
+        tr.turns.push_back(std::move(rec));
+      }
+      res.trajectories.push_back(std::move(tr));
+      tokens.push_back(g.att[a].tokens);
+    }
+    g.scores = score_group(std::move(res), opts.estimator, &tokens);
+  }
+
+  // Answers the group call once no turn-1 job is left, and each turn call once its turn is over.
+  void settle(served_group& g) {
+    bool turn1_done = true;
+    for (std::size_t a = 0; a < g.att.size(); ++a) {
+      const auto& at = g.r.attempt(static_cast<int>(a));
+      auto st = state_of(at);
+      if (st == msg::attempt_state::running && at.turns.size() <= 1)
+        turn1_done = false;
+      if (st != msg::attempt_state::running && !g.att[a].waiting.empty()) {
+        auto ans = answer(g);
+        for (auto& rp : g.att[a].waiting)
+          rp.deliver(ans);
+        g.att[a].waiting.clear();
+      }
+    }
+    if (turn1_done && !g.opening.empty()) {
+      auto ans = answer(g);
+      for (auto& rp : g.opening)
+        rp.deliver(ans);
+      g.opening.clear();
+    }
+  }
+
+  msg::group_answer answer(const served_group& g) {
+    msg::group_answer ans;
+    ans.status = msg::serve_status::ok;
+    auto& v = ans.g;
+    v.id = g.id;
+    v.task = g.task->name;
+    v.dcp = g.r.decision();
+    v.activated = g.r.activated();
+    v.finished = g.r.finished();
+    v.turn1_failed = g.r.turn1_failed();
+    v.turn1_passed = g.r.turn1_passed();
+    v.turn1_lost = g.r.turn1_lost();
+    v.estimator = algo::to_string(opts.estimator.kind);
+    v.expires_in_seconds = std::chrono::duration<double>(
+                             g.touched + opts.group_ttl - clock_type::now())
+                             .count();
+    for (std::size_t a = 0; a < g.att.size(); ++a) {
+      const auto& at = g.r.attempt(static_cast<int>(a));
+      msg::attempt_view av;
+      av.attempt = static_cast<std::int32_t>(a);
+      av.state = state_of(at);
+      av.end = at.end;
+      av.end_reason = at.end_reason;
+      av.solved_turn = at.solved_turn;
+      std::vector<std::string> codes, feedbacks;
+      for (std::size_t k = 0; k < at.turns.size(); ++k) {
+        msg::turn_view tv;
+        tv.turn = static_cast<std::int32_t>(k + 1);
+        if (const auto& verdict = g.att[a].verdicts.at(k)) {
+          tv.judged = true;
+          tv.v = *verdict;
+        }
+        av.turns.push_back(std::move(tv));
+        codes.push_back(at.turns[k].code);
+        feedbacks.push_back(at.turns[k].feedback);
+      }
+      if (av.state == msg::attempt_state::awaiting_turn) {
+        av.next_turn = static_cast<std::int32_t>(at.turns.size() + 1);
+        if (opts.render_prompt)
+          av.next_prompt = opts.render_prompt(g.task->name, codes, feedbacks);
+      }
+      if (g.scores) {
+        av.reward = g.scores->rewards.at(a);
+        av.advantages = g.scores->advantages.at(a);
+      }
+      v.attempts.push_back(std::move(av));
+    }
+    return ans;
+  }
+
+  // Groups idle past the TTL with nobody waiting go; their jobs in flight are cancelled.
+  void expire() {
+    auto now = clock_type::now();
+    for (auto it = groups.begin(); it != groups.end();) {
+      auto& g = it->second;
+      bool waited_on = !g.opening.empty();
+      for (const auto& io : g.att)
+        waited_on = waited_on || !io.waiting.empty();
+      if (waited_on || now - g.touched < opts.group_ttl) {
+        ++it;
+        continue;
+      }
+      for (std::size_t a = 0; a < g.att.size(); ++a)
+        cancel(g, static_cast<int>(a));
+      ++expired;
+      it = groups.erase(it);
+    }
+  }
+
+  msg::service_stats stats() {
+    msg::service_stats s;
+    s.groups_open = static_cast<std::uint32_t>(groups.size());
+    s.compile_jobs = compile_jobs;
+    s.exec_jobs = exec_jobs;
+    s.waiting_jobs = waiting();
+    s.groups_expired = expired;
+    return s;
+  }
+};
+
+using service_actor = msg::env_service_actor::stateful_pointer<service_state>;
+
+std::chrono::milliseconds tick_interval(std::chrono::milliseconds ttl) {
+  return std::clamp(ttl / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(5000));
+}
+
+msg::env_service_actor::behavior_type env_service(service_actor self, env_service_options opts,
+                                                  std::shared_ptr<const task_catalog> tasks,
+                                                  msg::compiler_pool_actor comp,
+                                                  msg::executor_pool_actor exec) {
+  auto& s = self->state;
+  s.self = self;
+  s.opts = std::move(opts);
+  s.tasks = std::move(tasks);
+  s.comp = std::move(comp);
+  s.exec = std::move(exec);
+  self->delayed_send(self, tick_interval(s.opts.group_ttl), msg::tick_atom_v);
+  return {
+    [self](msg::check_atom, msg::check_call& c) {
+      auto rp = self->make_response_promise<msg::check_answer>();
+      self->state.check(c, rp);
+      return rp;
+    },
+    [self](msg::group_atom, msg::group_call& c) {
+      auto rp = self->make_response_promise<msg::group_answer>();
+      self->state.open_group(c, rp);
+      return rp;
+    },
+    [self](msg::turn_atom, msg::turn_call& c) {
+      auto rp = self->make_response_promise<msg::group_answer>();
+      self->state.turn(c, rp);
+      return rp;
+    },
+    [self](msg::view_atom, const std::string& id) {
+      auto rp = self->make_response_promise<msg::group_answer>();
+      self->state.view(id, rp);
+      return rp;
+    },
+    [self](msg::stats_atom) {
+      auto rp = self->make_response_promise<msg::service_stats>();
+      auto base = self->state.stats();
+      auto timeout = std::chrono::seconds(5);
+      self->request(self->state.comp, timeout, msg::stats_atom_v)
+        .then(
+          [self, rp, base, timeout](msg::pool_stats& c) mutable {
+            base.compiler = c;
+            self->request(self->state.exec, timeout, msg::stats_atom_v)
+              .then(
+                [rp, base](msg::pool_stats& e) mutable {
+                  base.executor = e;
+                  rp.deliver(base);
+                },
+                [rp, base](caf::error&) mutable { rp.deliver(base); });
+          },
+          [rp, base](caf::error&) mutable { rp.deliver(base); });
+      return rp;
+    },
+    [self](msg::tick_atom) {
+      self->state.expire();
+      self->delayed_send(self, tick_interval(self->state.opts.group_ttl), msg::tick_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+void declare_service_metrics(prom::registry& m) {
+  const std::vector<double> seconds{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+  m.declare("leap_verdicts_total", "Verdicts given, by status.", prom::kind::counter);
+  m.declare("leap_builds_total", "Candidate and reference builds that ran the compiler.",
+            prom::kind::counter);
+  m.declare("leap_build_cache_hits_total", "Builds answered from the build cache.",
+            prom::kind::counter);
+  m.declare("leap_compile_seconds", "Wall time of builds that ran the compiler.",
+            prom::kind::histogram, seconds);
+  m.declare("leap_run_seconds", "Wall time of candidate runs against the reference.",
+            prom::kind::histogram, seconds);
+}
+
+msg::env_service_actor spawn_env_service(caf::actor_system& sys, env_service_options opts,
+                                         std::shared_ptr<const task_catalog> tasks,
+                                         msg::compiler_pool_actor compilers,
+                                         msg::executor_pool_actor executors) {
+  return sys.spawn(env_service, std::move(opts), std::move(tasks), std::move(compilers),
+                   std::move(executors));
+}
+
+} // namespace leap::actors

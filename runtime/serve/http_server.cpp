@@ -1,0 +1,395 @@
+#include "runtime/serve/http_server.hpp"
+
+#include "common/prometheus.hpp"
+#include "runtime/serve/api.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+
+#include <atomic>
+#include <future>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace leap::serve {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = boost::asio::ssl;
+using tcp = net::ip::tcp;
+using clock_type = std::chrono::steady_clock;
+
+void declare_http_metrics(prom::registry& m) {
+  m.declare("leap_http_requests_total", "HTTP requests answered, by route and status code.",
+            prom::kind::counter);
+  m.declare("leap_http_request_seconds", "Time from a request read to its answer written.",
+            prom::kind::histogram,
+            {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300});
+  m.declare("leap_http_connections", "Open HTTP connections.", prom::kind::gauge);
+  m.declare("leap_http_closed_total",
+            "Connections leap closed itself, by reason (timeout, over_limit, malformed, tls).",
+            prom::kind::counter);
+}
+
+namespace {
+
+// Equal strings in time independent of where they differ.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<std::size_t>(1, b.size())]);
+  return diff == 0;
+}
+
+} // namespace
+
+// What a connection touches when it closes, possibly while the io_context is being destroyed
+// (after the server's other members): kept apart, shared by every session.
+struct connection_count {
+  std::atomic<int> open{0};
+  std::shared_ptr<prom::registry> metrics;
+  void changed(int by) {
+    int now = open.fetch_add(by) + by;
+    if (metrics)
+      metrics->set("leap_http_connections", {}, now);
+  }
+};
+
+struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
+  http_server_options opts;
+  handler_fn handler;
+  std::shared_ptr<connection_count> conns = std::make_shared<connection_count>();
+  net::io_context ioc;
+  std::optional<ssl::context> tls;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
+  std::atomic<std::size_t> in_flight{0};
+  std::atomic<bool> draining{false};
+  std::atomic<bool> stopped{false};
+  std::uint16_t port = 0;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+
+  void count(const std::string& family, const prom::labels& l) {
+    if (opts.metrics)
+      opts.metrics->inc(family, l);
+  }
+
+  void accept();
+};
+
+namespace {
+
+using impl_ptr = std::shared_ptr<http_server::impl>;
+
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
+public:
+  template <class... Args>
+  session(http_server::impl* srv, bool reject, tcp::socket&& sock, Args&&... args)
+      : srv_(srv), conns_(srv->conns), reject_(reject),
+        stream_(std::move(sock), std::forward<Args>(args)...) {
+    conns_->changed(+1);
+  }
+  ~session() { conns_->changed(-1); }
+
+  void run() {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
+  }
+
+private:
+  auto& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void begin() {
+    if constexpr (std::is_same<Stream, beast::tcp_stream>::value) {
+      after_handshake();
+    } else {
+      lowest().expires_after(srv_->opts.read_timeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) {
+                                  self->srv_->count("leap_http_closed_total", {{"reason", "tls"}});
+                                  return; // not a TLS client, or too slow: nothing to answer
+                                }
+                                self->after_handshake();
+                              });
+    }
+  }
+
+  void after_handshake() {
+    if (reject_) {
+      srv_->count("leap_http_closed_total", {{"reason", "over_limit"}});
+      return write(plain_error(503, "too many open connections (serve.max_connections = "
+                                      + std::to_string(srv_->opts.max_connections)
+                                      + "); try again"),
+                   false);
+    }
+    wait_request();
+  }
+
+  static http_response plain_error(int status, const std::string& message) {
+    http_response r;
+    r.status = status;
+    r.body = error_body(status, message);
+    return r;
+  }
+
+  // The first byte of the next request: within the read timeout on a new connection, within
+  // the idle timeout on a kept-alive one.
+  void wait_request() {
+    lowest().expires_after(first_ ? srv_->opts.read_timeout : srv_->opts.idle_timeout);
+    if (buf_.size() > 0)
+      return read_request();
+    stream_.async_read_some(buf_.prepare(4096), [self = this->shared_from_this()](
+                                                  beast::error_code ec, std::size_t n) {
+      if (ec) {
+        if (ec == beast::error::timeout)
+          self->srv_->count("leap_http_closed_total", {{"reason", "timeout"}});
+        return self->close();
+      }
+      self->buf_.commit(n);
+      self->read_request();
+    });
+  }
+
+  // The whole request (headers and body) within the read timeout.
+  void read_request() {
+    lowest().expires_after(srv_->opts.read_timeout);
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(srv_->opts.max_header_bytes));
+    parser_->body_limit(srv_->opts.max_body_bytes);
+    http::async_read(stream_, buf_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->on_read(ec);
+                     });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == net::error::eof)
+      return close();
+    if (ec == beast::error::timeout) {
+      srv_->count("leap_http_closed_total", {{"reason", "timeout"}});
+      return close(); // the deadline closed the socket: nothing can be written
+    }
+    if (ec == http::error::body_limit)
+      return write(plain_error(413, "the body is larger than serve.max_body_kb = "
+                                      + std::to_string(srv_->opts.max_body_bytes / 1024) + " KiB"),
+                   false);
+    if (ec == http::error::header_limit)
+      return write(plain_error(431, "the headers are larger than "
+                                      + std::to_string(srv_->opts.max_header_bytes) + " bytes"),
+                   false);
+    if (ec) {
+      srv_->count("leap_http_closed_total", {{"reason", "malformed"}});
+      if (ec == net::error::connection_reset || ec == net::error::operation_aborted)
+        return close();
+      return write(plain_error(400, "malformed HTTP request: " + ec.message()), false);
+    }
+    auto req = parser_->release();
+    started_ = clock_type::now();
+    keep_alive_ = req.keep_alive();
+    std::string target(req.target());
+    std::string method(req.method_string());
+    if (!(method == "GET" && target.substr(0, target.find('?')) == "/health")
+        && !srv_->opts.token.empty()) {
+      auto auth = std::string(req[http::field::authorization]);
+      const std::string prefix = "Bearer ";
+      bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0
+                && same_secret(auth.substr(prefix.size()), srv_->opts.token);
+      if (!ok) {
+        auto r = plain_error(401, auth.empty() ? "this server needs a bearer token "
+                                                 "(Authorization: Bearer TOKEN)"
+                                               : "the bearer token is not this server's");
+        return write(std::move(r), keep_alive_);
+      }
+    }
+    if (srv_->draining.load()) {
+      auto r = plain_error(503, "the server is shutting down");
+      r.retry_after = 5;
+      return write(std::move(r), false);
+    }
+    ++srv_->in_flight;
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    auto owner = srv_->shared_from_this();
+    respond_fn respond = [owner, self = this->shared_from_this(), once](http_response r) {
+      if (once->exchange(true))
+        return;
+      net::post(self->stream_.get_executor(), [owner, self, r = std::move(r)]() mutable {
+        --owner->in_flight;
+        self->write(std::move(r), self->keep_alive_);
+      });
+    };
+    http_request call{std::move(method), std::move(target), std::move(req.body())};
+    try {
+      srv_->handler(std::move(call), respond);
+    } catch (const std::exception& e) {
+      auto r = plain_error(500, std::string("internal error: ") + e.what());
+      respond(std::move(r));
+    }
+  }
+
+  void write(http_response r, bool keep_alive) {
+    keep_alive = keep_alive && !srv_->draining.load();
+    auto res = std::make_shared<http::response<http::string_body>>(
+      static_cast<http::status>(r.status), 11);
+    res->set(http::field::server, "leap");
+    res->set(http::field::content_type, r.content_type);
+    res->set("Leap-Schema", schema_version);
+    if (r.retry_after > 0)
+      res->set(http::field::retry_after, std::to_string(r.retry_after));
+    if (!r.allow.empty())
+      res->set(http::field::allow, r.allow);
+    if (r.status == 401)
+      res->set(http::field::www_authenticate, "Bearer");
+    res->keep_alive(keep_alive);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    if (srv_->opts.metrics) {
+      srv_->opts.metrics->inc("leap_http_requests_total",
+                              {{"route", r.route}, {"code", std::to_string(r.status)}});
+      if (started_ != clock_type::time_point{})
+        srv_->opts.metrics->observe(
+          "leap_http_request_seconds",
+          std::chrono::duration<double>(clock_type::now() - started_).count(),
+          {{"route", r.route}});
+    }
+    started_ = {};
+    lowest().expires_after(srv_->opts.read_timeout);
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res, keep_alive](beast::error_code ec,
+                                                                         std::size_t) {
+                        if (ec || !keep_alive)
+                          return self->close();
+                        self->first_ = false;
+                        self->wait_request();
+                      });
+  }
+
+  void close() {
+    beast::error_code ec;
+    if constexpr (std::is_same<Stream, beast::tcp_stream>::value) {
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    } else {
+      lowest().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+    }
+  }
+
+  http_server::impl* srv_; // valid while the io_context runs this session's handlers
+  std::shared_ptr<connection_count> conns_;
+  bool reject_;
+  Stream stream_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool first_ = true;
+  bool keep_alive_ = false;
+  clock_type::time_point started_{};
+};
+
+} // namespace
+
+void http_server::impl::accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket sock) {
+    if (ec) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open())
+        return;
+      return accept(); // e.g. out of descriptors for a moment: keep serving the rest
+    }
+    bool reject = conns->open.load() >= opts.max_connections;
+    if (tls)
+      std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(this, reject,
+                                                                      std::move(sock), *tls)
+        ->run();
+    else
+      std::make_shared<session<beast::tcp_stream>>(this, reject, std::move(sock))->run();
+    accept();
+  });
+}
+
+http_server::http_server(std::shared_ptr<impl> i) : impl_(std::move(i)) {}
+
+http_server::~http_server() { stop(); }
+
+result<std::unique_ptr<http_server>> http_server::start(http_server_options opts,
+                                                        handler_fn handler) {
+  auto sp = std::make_shared<impl>();
+  auto& I = *sp;
+  I.opts = std::move(opts);
+  I.handler = std::move(handler);
+  I.conns->metrics = I.opts.metrics;
+  if (!I.opts.tls_cert.empty()) {
+    I.tls.emplace(ssl::context::tls_server);
+    I.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2
+                       | ssl::context::no_sslv3 | ssl::context::no_tlsv1
+                       | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    boost::system::error_code ec;
+    I.tls->use_certificate_chain_file(I.opts.tls_cert, ec);
+    if (ec)
+      return make_error("serve.tls_cert: cannot use '" + I.opts.tls_cert + "': " + ec.message());
+    I.tls->use_private_key_file(I.opts.tls_key, ssl::context::pem, ec);
+    if (ec)
+      return make_error("serve.tls_key: cannot use '" + I.opts.tls_key + "': " + ec.message());
+  }
+  const auto where = I.opts.listen.text();
+  boost::system::error_code ec;
+  tcp::resolver resolver(I.ioc);
+  auto found = resolver.resolve(I.opts.listen.host, std::to_string(I.opts.listen.port),
+                                tcp::resolver::passive, ec);
+  if (ec || found.empty())
+    return make_error("serve.listen: cannot resolve '" + where + "': " + ec.message());
+  tcp::endpoint ep = found.begin()->endpoint();
+  I.acceptor.open(ep.protocol(), ec);
+  if (!ec)
+    I.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    I.acceptor.bind(ep, ec);
+  if (!ec)
+    I.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return make_error("serve.listen: cannot listen on " + where + ": " + ec.message());
+  I.port = I.acceptor.local_endpoint().port();
+  I.accept();
+  I.work.emplace(net::make_work_guard(I.ioc));
+  for (int t = 0; t < std::max(1, I.opts.threads); ++t)
+    I.threads.emplace_back([p = sp.get()] { p->ioc.run(); });
+  return std::unique_ptr<http_server>(new http_server(std::move(sp)));
+}
+
+std::uint16_t http_server::port() const { return impl_->port; }
+
+bool http_server::tls() const { return impl_->tls.has_value(); }
+
+std::size_t http_server::in_flight() const { return impl_->in_flight.load(); }
+
+void http_server::stop_accepting() {
+  impl_->draining.store(true);
+  std::promise<void> done;
+  net::post(impl_->acceptor.get_executor(), [this, &done] {
+    boost::system::error_code ec;
+    impl_->acceptor.close(ec);
+    done.set_value();
+  });
+  done.get_future().wait_for(std::chrono::seconds(5));
+}
+
+void http_server::stop() {
+  if (!impl_ || impl_->stopped.exchange(true))
+    return;
+  impl_->draining.store(true);
+  impl_->work.reset();
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads)
+    if (t.joinable())
+      t.join();
+}
+
+} // namespace leap::serve
