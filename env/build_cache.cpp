@@ -158,9 +158,11 @@ build_cache::lookup_result build_cache::lookup(const key_lock&, const std::strin
   auto v = verify_manifest(dir, {"result.json"});
   if (!v)
     return damaged(v.message());
-  if (*v == manifest_state::no_manifest)
+  if (*v == manifest_state::no_manifest) {
+    r.no_manifest = true;
     return damaged(dir + ": no manifest.json (torn, or written by a leap that did not checksum "
                          "its builds)");
+  }
   auto text = read_file(dir + "/result.json");
   if (!text)
     return damaged(text.message());

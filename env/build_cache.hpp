@@ -76,6 +76,7 @@ public:
     found what = found::miss;
     nlohmann::json record;  // on a hit: status, diagnostics, stage, seconds
     std::string problem;    // when damaged: what was wrong (the entry is removed)
+    bool no_manifest = false; // damaged only in having no manifest: most likely an older leap's
   };
   // Under the key's lock: a verified entry (touched: it is now the most recently used), a miss,
   // or a damaged entry that was removed.

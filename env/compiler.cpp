@@ -186,9 +186,14 @@ void compiler::begin(const handle& h) {
   }
   h->lock = std::move(*held);
   auto found = cache_->lookup(*h->lock, h->key);
-  if (found.what == build_cache::found::damaged)
+  if (found.what == build_cache::found::damaged && !found.no_manifest)
     std::fprintf(stderr, "leap: build cache: %s; removed, building it again\n",
                  found.problem.c_str());
+  if (found.what == build_cache::found::damaged && found.no_manifest
+      && !told_unverified_.exchange(true)) // one line, not one per build of an older cache
+    std::fprintf(stderr, "leap: build cache: builds without a manifest.json (written by a leap "
+                         "before builds were checksummed, or torn) are removed and built again, "
+                         "e.g. %s\n", cache_->entry_dir(h->key).c_str());
   if (found.what == build_cache::found::hit) {
     const auto& j = found.record;
     build_result r;

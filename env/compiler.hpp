@@ -12,6 +12,7 @@
 #include "env/task.hpp"
 #include "env/toolchain.hpp"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -92,6 +93,7 @@ private:
   process_runner& runner_;
   std::unique_ptr<build_cache> cache_;
   std::string flock_tool_; // the `flock` program that waits for a lock; empty: block instead
+  std::atomic<bool> told_unverified_{false};
 };
 
 } // namespace leap::env

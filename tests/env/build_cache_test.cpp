@@ -136,6 +136,17 @@ TEST(BuildCache, TornTruncatedOrBitFlippedEntriesAreRemovedNeverUsed) {
     EXPECT_EQ(look(c, k), build_cache::found::hit) << dmg.what;
     std::printf("[ cache ] %s: %s\n", dmg.what, problem.c_str());
   }
+  // An entry without a manifest (an older leap's) is told apart, so the compiler reports those
+  // once rather than once per build.
+  {
+    auto k = key_of(99);
+    put(c, k, 10, t.dir);
+    fs::remove(c.entry_dir(k) + "/manifest.json");
+    auto l = c.lock(k);
+    auto r = c.lookup(*l, k);
+    EXPECT_EQ(r.what, build_cache::found::damaged);
+    EXPECT_TRUE(r.no_manifest);
+  }
   auto u = c.scan(true);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->damaged, 0u);
