@@ -12,9 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
+
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -59,7 +63,7 @@ struct step {
 
 struct compiler::job {
   build_request req;
-  std::string task_name;
+  task_spec task;
   std::function<void(build_result)> done;
   std::string key, dir, display_name;
   std::vector<step> steps;
@@ -67,12 +71,27 @@ struct compiler::job {
   std::chrono::steady_clock::time_point t0;
   std::mutex mtx;
   process_runner::handle current;
+  std::optional<build_cache::key_lock> lock; // held from the lookup to the publish
   bool cancelled = false;
   bool finished = false;
 };
 
+namespace {
+
+std::string find_flock_tool() {
+  for (const char* p : {"/usr/bin/flock", "/bin/flock"})
+    if (::access(p, X_OK) == 0)
+      return p;
+  return "";
+}
+
+} // namespace
+
 compiler::compiler(toolchain tc, compiler_options opts, process_runner& runner)
-  : tc_(std::move(tc)), opts_(std::move(opts)), runner_(runner) {}
+  : tc_(std::move(tc)), opts_(std::move(opts)), runner_(runner),
+    cache_(std::make_unique<build_cache>(build_cache_options{
+      opts_.cache_dir, opts_.cache_max_bytes, opts_.cache_keep_recent_seconds, true})),
+    flock_tool_(find_flock_tool()) {}
 
 std::string compiler::cache_key(const task_spec& task, const build_request& req) const {
   std::vector<param> ps;
@@ -92,11 +111,25 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
                                  std::function<void(build_result)> done) {
   auto h = std::make_shared<job>();
   h->req = std::move(req);
-  h->task_name = task.name;
+  h->task = task;
   h->done = std::move(done);
   h->t0 = std::chrono::steady_clock::now();
   h->key = cache_key(task, h->req);
   h->display_name = h->req.reference ? "reference.cu" : "solution.cu";
+  if (h->req.backend == backend::cuda && tc_.harness_cuda_lib.empty()) {
+    build_result r;
+    r.st = build_status::internal_error;
+    r.stage = "request";
+    r.diagnostics = "the CUDA harness was not built (no CUDA toolkit headers at build time)";
+    r.key = h->key;
+    finish(h, std::move(r));
+    return h;
+  }
+  begin(h);
+  return h;
+}
+
+void compiler::begin(const handle& h) {
   auto fail = [&](build_status st, std::string stage, std::string diag) {
     build_result r;
     r.st = st;
@@ -104,35 +137,81 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
     r.diagnostics = std::move(diag);
     r.key = h->key;
     finish(h, std::move(r));
-    return h;
   };
-  if (h->req.backend == backend::cuda && tc_.harness_cuda_lib.empty())
-    return fail(build_status::internal_error, "request",
-                "the CUDA harness was not built (no CUDA toolkit headers at build time)");
-  // Cache hit: the recorded result, no compile.
-  auto cached_dir = opts_.cache_dir + "/builds/" + h->key;
-  if (auto rec = read_file(cached_dir + "/result.json"); rec) {
-    try {
-      auto j = nlohmann::json::parse(*rec);
-      build_result r;
-      if (parse_build_status(j.at("status").get<std::string>(), r.st)) {
-        r.diagnostics = j.at("diagnostics").get<std::string>();
-        r.stage = j.value("stage", "");
+  bool cancelled = false;
+  {
+    std::lock_guard<std::mutex> lk(h->mtx);
+    cancelled = h->cancelled;
+  }
+  if (cancelled)
+    return fail(build_status::cancelled, "", "");
+  // One builder per key: another job (here or in another leap process sharing the cache) holds
+  // it, so wait until it lets go, then look again (most likely a hit).
+  auto held = cache_->try_lock(h->key);
+  if (!held)
+    return fail(build_status::internal_error, "cache", held.message());
+  if (!*held && flock_tool_.empty()) {
+    auto l = cache_->lock(h->key); // no waiter program: block this thread (never the runner's
+                                   // thread that the holder needs: begin runs there only after
+                                   // a waiter, and waiters exist only with the program)
+    if (!l)
+      return fail(build_status::internal_error, "cache", l.message());
+    held = std::optional<build_cache::key_lock>(std::move(*l));
+  }
+  if (!*held) {
+    process_spec spec;
+    spec.argv = {flock_tool_, cache_->lock_file(h->key), "true"};
+    spec.timeout_seconds = opts_.timeout_seconds;
+    std::lock_guard<std::mutex> lk(h->mtx); // as in next_step: start() never calls back inline
+    h->current = runner_.start(spec, [this, h](process_outcome o) {
+      if (o.cancelled) {
+        build_result r;
+        r.st = build_status::cancelled;
         r.key = h->key;
-        r.cached = true;
-        r.executable = r.st == build_status::ok ? build_executable(opts_.cache_dir, h->key) : "";
-        std::error_code ec;
-        if (r.st != build_status::ok || fs::exists(r.executable, ec)) {
-          finish(h, std::move(r));
-          return h;
-        }
+        finish(h, std::move(r));
+        return;
       }
-    } catch (const std::exception&) {
-      // A damaged record is rebuilt below.
+      if (!o.started) {
+        build_result r;
+        r.st = build_status::internal_error;
+        r.stage = "cache";
+        r.diagnostics = "cannot wait for the build cache's lock: " + o.describe();
+        r.key = h->key;
+        finish(h, std::move(r));
+        return;
+      }
+      begin(h); // the holder let go (or the wait ended otherwise): look again
+    });
+    return;
+  }
+  h->lock = std::move(*held);
+  auto found = cache_->lookup(*h->lock, h->key);
+  if (found.what == build_cache::found::damaged && !found.no_manifest)
+    std::fprintf(stderr, "leap: build cache: %s; removed, building it again\n",
+                 found.problem.c_str());
+  if (found.what == build_cache::found::damaged && found.no_manifest
+      && !told_unverified_.exchange(true)) // one line, not one per build of an older cache
+    std::fprintf(stderr, "leap: build cache: builds without a manifest.json (written by a leap "
+                         "before builds were checksummed, or torn) are removed and built again, "
+                         "e.g. %s\n", cache_->entry_dir(h->key).c_str());
+  if (found.what == build_cache::found::hit) {
+    const auto& j = found.record;
+    build_result r;
+    auto text = [&](const char* k) {
+      return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+    };
+    if (parse_build_status(text("status"), r.st)) { // else: rebuilt, and replaced on publish
+      r.diagnostics = text("diagnostics");
+      r.stage = text("stage");
+      r.key = h->key;
+      r.cached = true;
+      r.executable = r.st == build_status::ok ? build_executable(opts_.cache_dir, h->key) : "";
+      finish(h, std::move(r));
+      return;
     }
   }
   if (!h->req.reference) {
-    auto g = static_check(h->req.source, task.allowed_libraries);
+    auto g = static_check(h->req.source, h->task.allowed_libraries);
     if (!g.ok)
       return fail(build_status::rejected, "guards", g.reason);
   }
@@ -141,11 +220,15 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
     return fail(build_status::internal_error, "setup", dir.message());
   h->dir = *dir;
   auto src_path = h->dir + "/" + h->display_name;
-  auto w1 = write_file_atomic(src_path, h->req.source + signature_check_suffix(task));
-  auto w2 = write_file_atomic(h->dir + "/glue.cpp", make_glue_source(task));
+  auto w1 = write_file_atomic(src_path, h->req.source + signature_check_suffix(h->task));
+  auto w2 = write_file_atomic(h->dir + "/glue.cpp", make_glue_source(h->task));
   if (!w1 || !w2)
     return fail(build_status::internal_error, "setup", !w1 ? w1.message() : w2.message());
+  prepare_steps(h);
+  next_step(h);
+}
 
+void compiler::prepare_steps(const handle& h) {
   auto nvcc_step = [&](const std::string& mode, const std::string& out) {
     step s{"nvcc", build_status::compile_error, {tc_.nvcc, mode, "-arch=" + opts_.arch}, {}};
     for (auto& f : opts_.nvcc_flags)
@@ -199,8 +282,6 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
                                        tc_.emu_runtime_lib, "-lboost_context", "-pthread"});
     h->steps.push_back(link);
   }
-  next_step(h);
-  return h;
 }
 
 namespace {
@@ -238,33 +319,19 @@ void compiler::next_step(const handle& h) {
   }
   if (h->next == h->steps.size()) {
     lk.unlock();
-    // Publish into the cache: a fresh directory renamed into place, so readers never see half.
+    // Publish into the cache (env/build_cache: a verified entry renamed into place).
     build_result r;
     r.key = h->key;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
-    auto final_dir = opts_.cache_dir + "/builds/" + h->key;
-    auto tmp = make_temp_dir(opts_.cache_dir + "/builds", h->key.substr(0, 16) + ".tmp-");
-    std::error_code ec;
-    if (!tmp) {
+    nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""}, {"seconds", r.seconds}};
+    auto w = cache_->publish(*h->lock, h->key, rec, h->dir + "/worker");
+    if (!w) {
       r.st = build_status::internal_error;
-      r.diagnostics = tmp.message();
+      r.stage = "cache";
+      r.diagnostics = w.message();
     } else {
-      fs::rename(h->dir + "/worker", *tmp + "/worker", ec);
-      nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""},
-                         {"seconds", r.seconds}};
-      auto w = ec ? result<void>(make_error("cannot move the worker: " + ec.message()))
-                  : write_file_atomic(*tmp + "/result.json", dump_lossy(rec));
-      if (!w) {
-        r.st = build_status::internal_error;
-        r.diagnostics = w.message();
-        fs::remove_all(*tmp, ec);
-      } else {
-        fs::rename(*tmp, final_dir, ec);
-        if (ec) // another job published the same key first: use theirs
-          fs::remove_all(*tmp, ec);
-        r.st = build_status::ok;
-        r.executable = build_executable(opts_.cache_dir, h->key);
-      }
+      r.st = build_status::ok;
+      r.executable = build_executable(opts_.cache_dir, h->key);
     }
     finish(h, std::move(r));
     return;
@@ -355,14 +422,13 @@ void compiler::finish(const handle& h, build_result r) {
   // Deterministic failures are cached too: the same source fails the same way.
   bool cacheable = r.st == build_status::compile_error || r.st == build_status::rejected
                    || r.st == build_status::emulation_unsupported;
-  if (cacheable && !r.cached) {
-    auto dir = opts_.cache_dir + "/builds/" + r.key;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
+  if (cacheable && !r.cached && h->lock) {
     nlohmann::json rec{{"status", to_string(r.st)}, {"diagnostics", r.diagnostics},
                        {"stage", r.stage}, {"seconds", r.seconds}};
-    (void)write_file_atomic(dir + "/result.json", dump_lossy(rec));
+    if (auto w = cache_->publish(*h->lock, r.key, rec, ""); !w)
+      std::fprintf(stderr, "leap: %s (the verdict stands, uncached)\n", w.message().c_str());
   }
+  h->lock.reset(); // the next job of this key may look now
   if (!h->dir.empty() && std::getenv("LEAP_KEEP_WORK") == nullptr) {
     std::error_code ec;
     fs::remove_all(h->dir, ec);

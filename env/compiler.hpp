@@ -7,10 +7,12 @@
 #pragma once
 
 #include "env/backend.hpp"
+#include "env/build_cache.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
 #include "env/toolchain.hpp"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,7 +21,9 @@
 namespace leap::env {
 
 struct compiler_options {
-  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/
+  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/ (env/build_cache.hpp)
+  std::uint64_t cache_max_bytes = 4096ull << 20;  // the build cache's bound; 0 = unbounded
+  double cache_keep_recent_seconds = 600;         // builds used this recently are never evicted
   std::string work_dir;   // temporary directories are created here
   std::string arch = "sm_90";
   std::vector<std::string> nvcc_flags{"-O3", "-std=c++17"};
@@ -75,14 +79,21 @@ public:
   std::string cache_key(const task_spec& task, const build_request& req) const;
   const toolchain& tools() const { return tc_; }
   const compiler_options& options() const { return opts_; }
+  build_cache& cache() { return *cache_; }
 
 private:
+  // Takes the key's lock (or waits for it), then a cache hit or the build's steps.
+  void begin(const handle& h);
+  void prepare_steps(const handle& h);
   void next_step(const handle& h);
   void finish(const handle& h, build_result r);
 
   toolchain tc_;
   compiler_options opts_;
   process_runner& runner_;
+  std::unique_ptr<build_cache> cache_;
+  std::string flock_tool_; // the `flock` program that waits for a lock; empty: block instead
+  std::atomic<bool> told_unverified_{false};
 };
 
 } // namespace leap::env

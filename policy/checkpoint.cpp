@@ -1,6 +1,8 @@
 // Checkpoint directories: see checkpoint.hpp.
 #include "policy/checkpoint.hpp"
 
+#include "common/file_manifest.hpp"
+#include "policy/checkpoint_verify.hpp"
 #include "common/fs.hpp"
 #include "policy/tensor_file.hpp"
 
@@ -105,6 +107,12 @@ result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const 
   if (auto r = write_file_atomic(*tmp + "/trainer_state.json", trainer_state_to_json(opts.state).dump(2) + "\n"); !r) {
     return fail(r.message());
   }
+  // Last: the manifest of everything above, so a loader can tell a complete checkpoint.
+  std::vector<std::string> files;
+  for (const auto& f : checkpoint_files())
+    if (fs::exists(*tmp + "/" + f, ec))
+      files.push_back(f);
+  if (auto r = write_manifest(*tmp, files); !r) return fail(r.message());
 
   // Swap into place: an existing checkpoint is moved aside first and removed afterwards.
   fs::path old;
@@ -167,6 +175,7 @@ result<void> load_weights(decoder_impl& model, const std::string& path) {
 }
 
 result<decoder> load_model(const std::string& dir) {
+  if (auto v = verify_checkpoint(dir, {"config.json", "model.safetensors"}); !v) return v.err();
   auto cfg = load_checkpoint_config(dir);
   if (!cfg) return cfg.err();
   auto model = make_decoder(*cfg);
@@ -177,6 +186,7 @@ result<decoder> load_model(const std::string& dir) {
 
 result<void> load_optimizer_state(torch::optim::AdamW& opt, decoder_impl& model, const std::string& dir) {
   const std::string path = dir + "/optimizer.safetensors";
+  if (auto v = verify_checkpoint(dir, {"optimizer.safetensors"}); !v) return v.err();
   auto tensors = load_tensors(path);
   if (!tensors) return tensors.err();
   std::set<const void*> in_optimizer;
@@ -249,6 +259,7 @@ result<void> load_optimizer_state(torch::optim::AdamW& opt, decoder_impl& model,
 
 result<trainer_state> load_trainer_state(const std::string& dir) {
   const std::string path = dir + "/trainer_state.json";
+  if (auto v = verify_checkpoint(dir, {"trainer_state.json"}); !v) return v.err();
   auto text = read_file(path);
   if (!text) return text.err();
   json j = json::parse(*text, nullptr, false);
@@ -265,13 +276,6 @@ result<trainer_state> load_trainer_state(const std::string& dir) {
   if (auto r = get_int("policy_version", s.policy_version); !r) return r.err();
   if (auto it = j.find("extra"); it != j.end()) s.extra = *it;
   return s;
-}
-
-result<std::string> checkpoint_tokenizer_path(const std::string& dir) {
-  std::string p = dir + "/tokenizer.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) return make_error(dir + ": checkpoint has no tokenizer.json");
-  return p;
 }
 
 } // namespace leap::policy

@@ -5,13 +5,18 @@
 //   optimizer.safetensors  AdamW moments: "<param>.exp_avg", "<param>.exp_avg_sq",
 //                          ["<param>.max_exp_avg_sq"], "<param>.step" (I64 scalar)
 //   trainer_state.json     {"step", "policy_version", "extra": {...}}
+//   manifest.json          size and SHA-256 of every file above (common/file_manifest), last
 // Saving writes a sibling temp directory and renames it into place, so a reader never sees a
-// half-written checkpoint. Loading validates names and shapes against the model and lists every
+// half-written checkpoint. Every loader first checks the files it reads against the manifest
+// (a truncated or bit-flipped file is an error naming it, never a wrong load; a checkpoint
+// without a manifest, written before leap made them or by hand, loads with a warning on stderr,
+// once per directory), then validates names and shapes against the model and lists every
 // mismatch. Called by the learner (save) and by the commands that start from a checkpoint
 // (load); do not save from one thread while another updates the same model or optimizer.
 #pragma once
 
 #include "common/result.hpp"
+#include "policy/checkpoint_verify.hpp"
 #include "policy/decoder.hpp"
 #include "policy/model_config.hpp"
 
@@ -20,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace leap::policy {
 
@@ -50,7 +56,5 @@ result<void> load_weights(decoder_impl& model, const std::string& safetensors_pa
 // with; the saved ones are only recorded in the file's metadata.
 result<void> load_optimizer_state(torch::optim::AdamW& optimizer, decoder_impl& model, const std::string& dir);
 result<trainer_state> load_trainer_state(const std::string& dir);
-// "<dir>/tokenizer.json" if present, else an error.
-result<std::string> checkpoint_tokenizer_path(const std::string& dir);
 
 } // namespace leap::policy

@@ -5,7 +5,8 @@ add_library(leap_model STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/tensor_file.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decoder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/sampler.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_verify.cpp)
 target_include_directories(leap_model PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(leap_model PUBLIC leap_common ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json)
 

@@ -116,6 +116,10 @@ result<void> tokenizer_model::finish() {
     if (t.content.empty()) return make_error("added_tokens: empty content for id " + std::to_string(t.id));
     max_id = std::max(max_id, t.id);
   }
+  const std::size_t tokens = vocab.size() + added.size();
+  if (static_cast<std::size_t>(max_id) >= 2 * tokens + 1024)
+    return make_error("token ids are sparse: the largest is " + std::to_string(max_id) + " for "
+                      + std::to_string(tokens) + " tokens (a damaged file?)");
   id_bytes.assign(static_cast<std::size_t>(max_id + 1), std::string());
   id_special.assign(static_cast<std::size_t>(max_id + 1), 0);
   std::vector<unsigned char> used(static_cast<std::size_t>(max_id + 1), 0);

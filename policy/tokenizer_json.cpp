@@ -18,6 +18,20 @@ std::string type_of(const json& j) {
   return j["type"].get<std::string>();
 }
 
+// Token ids of a hostile or damaged file must not size allocations: 2^24 is far above any real
+// vocabulary (and finish() also refuses ids much sparser than the token count).
+constexpr std::int64_t max_token_id = (std::int64_t{1} << 24) - 1;
+
+result<int> read_id(const json& j, const std::string& where) {
+  if (!j.is_number_integer()) return make_error(where + ": id is not an integer");
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(max_token_id))
+    return make_error(where + ": id " + j.dump() + " is out of range (0.." + std::to_string(max_token_id) + ")");
+  auto v = j.get<std::int64_t>();
+  if (v < 0 || v > max_token_id)
+    return make_error(where + ": id " + std::to_string(v) + " is out of range (0.." + std::to_string(max_token_id) + ")");
+  return static_cast<int>(v);
+}
+
 bool is_true(const json& obj, const char* key) {
   return obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
 }
@@ -103,10 +117,11 @@ result<void> read_model(const json& mo, detail::tokenizer_model& m) {
   by_symbol.reserve(mo["vocab"].size());
   m.vocab.reserve(mo["vocab"].size());
   for (const auto& [sym, idj] : mo["vocab"].items()) {
-    if (!idj.is_number_integer()) return make_error("model.vocab['" + sym + "']: id is not an integer");
+    auto idr = read_id(idj, "model.vocab['" + sym + "']");
+    if (!idr) return idr.err();
     auto bytes = symbols_to_bytes(sym);
     if (!bytes) return make_error("model.vocab: " + bytes.message());
-    int id = idj.get<int>();
+    int id = *idr;
     by_symbol.emplace(sym, id);
     if (!m.vocab.emplace(std::move(*bytes), id).second)
       return make_error("model.vocab: token '" + sym + "' is listed twice");
@@ -148,10 +163,12 @@ result<void> read_added(const json& arr, detail::tokenizer_model& m) {
         || !t["content"].is_string())
       return make_error("added_tokens: each entry needs an integer id and a string content");
     std::string content = t["content"].get<std::string>();
+    auto id = read_id(t["id"], "added_tokens['" + content + "']");
+    if (!id) return id.err();
     for (const char* k : {"lstrip", "rstrip", "single_word"})
       if (is_true(t, k))
         return make_error("added_tokens: '" + content + "' has " + k + "=true, which is not supported");
-    m.added.push_back({t["id"].get<int>(), std::move(content), t.value("special", false)});
+    m.added.push_back({*id, std::move(content), t.value("special", false)});
   }
   return {};
 }

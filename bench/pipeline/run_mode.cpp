@@ -3,6 +3,7 @@
 #include "bench/pipeline/job_trace.hpp"
 #include "bench/pipeline/latency_learner.hpp"
 #include "bench/pipeline/latency_pools.hpp"
+#include "policy/checkpoint_verify.hpp"
 #include "policy/corpus/corpus.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/model_config.hpp"
@@ -142,7 +143,10 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
   // The real policy, when generation is real.
   std::shared_ptr<policy::generation_engine> engine;
   if (sc.generate.real) {
-    auto t = policy::tokenizer::load((std::filesystem::path(sc.checkpoint) / "tokenizer.json").string());
+    auto tp = policy::checkpoint_tokenizer_path(sc.checkpoint);
+    if (!tp)
+      return make_error("bench.generate.checkpoint: " + tp.message());
+    auto t = policy::tokenizer::load(*tp);
     if (!t)
       return make_error("bench.generate.checkpoint: " + t.message());
     auto tok = std::make_shared<const policy::tokenizer>(std::move(*t));

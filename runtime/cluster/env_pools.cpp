@@ -112,6 +112,8 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
     no.info.identity = co.identity;
     no.info.backend = svc.backend;
     no.cache_dir = svc.cache_dir;
+    // A build is there when it verifies (a damaged one is removed and built again).
+    no.holds_build = [c = svc.compiler](const std::string& key) { return c->cache().has_worker(key); };
     if (has(config::node_role::compile)) {
       no.compilers = local_compilers();
       no.info.compile_workers = static_cast<std::uint32_t>(compile.workers);

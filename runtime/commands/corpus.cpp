@@ -1,5 +1,6 @@
 #include "runtime/commands/corpus.hpp"
 
+#include "runtime/commands/run_files.hpp"
 #include "runtime/commands/table.hpp"
 
 #include "common/fs.hpp"
@@ -37,17 +38,22 @@ std::string label_key(const services& svc, const env::task_spec& t, const std::s
 }
 
 bool load_label(const std::string& path, label& l) {
-  auto text = read_file(path);
-  if (!text)
-    return false;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return false;
-  if (!env::parse_status(j.value("status", ""), l.st))
-    return false;
-  l.reason = j.value("reason", "");
-  l.feedback = j.value("feedback", "");
-  l.emulation_unsupported = j.value("emulation_unsupported", false);
+  cached_label c;
+  std::string problem;
+  switch (read_cached_label(path, c, problem)) {
+    case label_read::miss:
+      return false;
+    case label_read::repaired:
+      std::fprintf(stderr, "leap corpus: warning: %s; removed, labelling the variant again\n",
+                   problem.c_str());
+      return false;
+    case label_read::hit:
+      break;
+  }
+  l.st = c.st;
+  l.reason = c.reason;
+  l.feedback = c.feedback;
+  l.emulation_unsupported = c.emulation_unsupported;
   l.cached = true;
   return true;
 }
@@ -137,10 +143,8 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
       l.emulation_unsupported = v.emulation_unsupported;
       have[i] = true;
       if (opt.reuse_labels) {
-        nlohmann::json j{{"status", env::to_string(v.st)}, {"reason", v.reason}, {"feedback", v.feedback},
-                         {"emulation_unsupported", v.emulation_unsupported}, {"task", vars[i].task},
-                         {"variant", vars[i].name}};
-        (void)write_file_atomic(label_dir + "/" + keys[i] + ".json", dump_lossy(j) + "\n");
+        cached_label c{v.st, v.reason, v.feedback, v.emulation_unsupported};
+        (void)write_cached_label(label_dir + "/" + keys[i] + ".json", c, vars[i].task, vars[i].name);
       }
     }
     done += idx.size();

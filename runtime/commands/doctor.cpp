@@ -5,6 +5,7 @@
 #include "runtime/pipeline/services.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace leap::runtime {
 
@@ -22,6 +23,16 @@ int run_doctor(const command_context& ctx) {
   std::printf("CUDA harness:    %s\n", t.harness_cuda_lib.empty() ? "not built" : t.harness_cuda_lib.c_str());
   std::printf("emulation:       %s, %s\n", t.emu_runtime_lib.c_str(), t.emu_include_dir.c_str());
   std::printf("cache:           %s\n", svc.cache_dir.c_str());
+  if (auto u = svc.compiler->cache().scan(true); u) {
+    auto max = svc.compiler->options().cache_max_bytes;
+    std::printf("build cache:     %zu builds, %.1f MiB of %s, %zu damaged%s, %zu unfinished\n",
+                u->entries, static_cast<double>(u->bytes) / (1 << 20),
+                max ? (std::to_string(max >> 20) + " MiB").c_str() : "no bound", u->damaged,
+                u->damaged ? " (rebuilt when next used; 'leap cache prune' removes them)" : "",
+                u->leftovers);
+  } else {
+    std::printf("build cache:     unreadable: %s\n", u.message().c_str());
+  }
   std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
   std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
   std::printf("isolation:       %s\n", svc.cfg.executor.sandbox

@@ -3,6 +3,7 @@
 #include "actors/group_scoring.hpp"
 #include "algo/metrics.hpp"
 #include "common/json_text.hpp"
+#include "policy/checkpoint_verify.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/model_config.hpp"
 #include "policy/policy_model.hpp"
@@ -28,7 +29,12 @@ namespace leap::runtime {
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
-  auto tok_r = policy::tokenizer::load(dir + "/tokenizer.json");
+  auto tok_path = policy::checkpoint_tokenizer_path(dir);
+  if (!tok_path)
+    return tok_path.err();
+  if (auto v = policy::verify_checkpoint(dir, {"config.json"}); !v)
+    return v.err();
+  auto tok_r = policy::tokenizer::load(*tok_path);
   if (!tok_r)
     return make_error("checkpoint " + dir + ": " + tok_r.message());
   auto tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));

@@ -69,6 +69,8 @@ int run_node(const command_context& ctx) {
   no.info.identity = msg::this_build_identity();
   no.info.backend = svc.backend;
   no.cache_dir = svc.cache_dir;
+  // A build is there when it verifies (a damaged one is removed and built again).
+  no.holds_build = [c = svc.compiler](const std::string& key) { return c->cache().has_worker(key); };
   no.log = log_line;
   auto compile = compiler_pool_of(cfg);
   auto execute = executor_pool_of(cfg);

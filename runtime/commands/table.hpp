@@ -74,6 +74,7 @@ command eval_command();
 command train_command();
 command config_command();
 command doctor_command();
+command cache_command();
 command version_command();
 command node_command();
 command serve_command();

@@ -4,11 +4,13 @@
 #include "common/dir_lock.hpp"
 #include "common/json_text.hpp"
 #include "common/strings.hpp"
+#include "policy/checkpoint_verify.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
 #include "runtime/commands/pretrain.hpp"
+#include "runtime/commands/run_files.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/pipeline/options.hpp"
@@ -35,29 +37,6 @@ extern "C" void on_sigint(int) { g_stop.store(true); }
 
 bool is_checkpoint(const std::string& dir) {
   return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
-}
-
-// Keeps the lines of a JSONL file whose "step" is at most `step` (a resumed run redoes what
-// came after).
-result<void> truncate_jsonl(const std::string& path, std::int64_t step) {
-  if (!fs::exists(path))
-    return {};
-  auto text = read_file(path);
-  if (!text)
-    return text.err();
-  std::string kept;
-  for (auto& line : split_lines(*text)) {
-    if (trim(line).empty())
-      continue;
-    try {
-      auto j = nlohmann::json::parse(line);
-      if (j.at("step").get<std::int64_t>() <= step)
-        kept += line + "\n";
-    } catch (const std::exception&) {
-      // a line cut by a kill: dropped
-    }
-  }
-  return write_file_atomic(path, kept);
 }
 
 nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
@@ -183,7 +162,10 @@ struct run_policy {
 result<run_policy> load_policy(const services& svc, const std::string& start, bool resume,
                                const std::string& reference, std::int64_t start_step) {
   run_policy p;
-  auto tok = policy::tokenizer::load(start + "/tokenizer.json");
+  auto tok_path = policy::checkpoint_tokenizer_path(start);
+  if (!tok_path)
+    return tok_path.err();
+  auto tok = policy::tokenizer::load(*tok_path);
   if (!tok)
     return tok.err();
   p.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
@@ -193,10 +175,15 @@ result<run_policy> load_policy(const services& svc, const std::string& start, bo
   p.model = std::make_shared<policy::policy_model>(std::move(*model));
   auto rl = rl_options_of(svc.cfg);
   p.model->begin_rl(rl);
-  if (resume)
+  if (resume) {
+    // A damaged optimizer file stops the resume (resuming with fresh moments would be a silent
+    // change of the run); one that does not fit the model is only warned about, as before.
+    if (auto v = policy::verify_checkpoint(start, {"optimizer.safetensors"}); !v)
+      return v.err();
     if (auto r = p.model->restore_optimizer(start); !r)
       std::fprintf(stderr, "leap: the optimizer state was not restored (%s); AdamW starts fresh\n",
                    r.message().c_str());
+  }
   if (rl.kl_coef > 0)
     if (auto r = p.model->set_reference(reference); !r)
       return r.err();
@@ -247,6 +234,10 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
       std::fprintf(stderr, "leap train: --resume: no checkpoint in %s\n", ck_dir.c_str());
       return exit_usage;
     }
+    if (auto v = policy::verify_checkpoint(ck_dir); !v) {
+      std::fprintf(stderr, "leap train: --resume: %s\n", v.message().c_str());
+      return exit_failed;
+    }
     auto st = read_file(ck_dir + "/trainer_state.json");
     try {
       auto j = nlohmann::json::parse(st ? *st : std::string("{}"));
@@ -264,11 +255,15 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
       return exit_usage;
     }
     start_checkpoint = ck_dir;
-    for (const auto& path : {metrics_path, groups_path})
-      if (auto r = truncate_jsonl(path, start_step); !r) {
+    for (const auto& path : {metrics_path, groups_path}) {
+      auto r = truncate_jsonl(path, start_step);
+      if (!r) {
         std::fprintf(stderr, "leap train: %s\n", r.message().c_str());
         return exit_failed;
       }
+      if (r->warning)
+        std::fprintf(stderr, "leap train: warning: %s\n", r->warning->c_str());
+    }
     std::printf("resuming at step %lld from %s\n", static_cast<long long>(start_step), ck_dir.c_str());
   } else {
     if (is_checkpoint(ck_dir)) {

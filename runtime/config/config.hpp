@@ -34,6 +34,7 @@ struct environment_section {
   std::string tasks_dir; // empty = the bundled tasks/ directory
   std::string cache_dir; // empty = $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap, else ~/.cache/leap
   std::string work_dir;  // empty = a fresh directory under $TMPDIR
+  int cache_max_mb = 4096; // bound of <cache_dir>/builds (least recently used evicted); 0 = none
 };
 
 // [compiler]: the compile pool (nvcc for CUDA, a host C++ compiler for the CPU emulation).

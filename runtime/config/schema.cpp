@@ -30,6 +30,11 @@ void register_environment(registry& r) {
         "`$XDG_CACHE_HOME/leap`, else `~/.cache/leap`.");
   s.key("work_dir", &environment_section::work_dir,
         "Directory for temporary files; empty = a fresh directory under `$TMPDIR`.");
+  s.key("cache_max_mb", &environment_section::cache_max_mb,
+        "Size bound of the build cache (`<cache_dir>/builds`) in MiB: past it, the least recently "
+        "used builds are evicted (never one used in the last 10 minutes); 0 = unbounded. "
+        "`leap cache stats|prune|clear` inspects and trims it.")
+      .at_least(0);
 }
 
 void register_compiler(registry& r) {

@@ -111,6 +111,7 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
   s->runner = std::make_shared<env::process_runner>();
   env::compiler_options co;
   co.cache_dir = s->cache_dir;
+  co.cache_max_bytes = static_cast<std::uint64_t>(cfg.environment.cache_max_mb) << 20;
   co.work_dir = s->work_dir;
   co.arch = cfg.compiler.arch;
   co.nvcc_flags = cfg.compiler.nvcc_flags;

@@ -5,7 +5,8 @@ add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_sampler_test.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
 gtest_discover_tests(test_policy_model DISCOVERY_TIMEOUT 60)
 
@@ -16,3 +17,9 @@ gtest_discover_tests(test_policy_facade)
 add_executable(test_policy_grpo ${CMAKE_CURRENT_SOURCE_DIR}/grpo_loss_test.cpp)
 target_link_libraries(test_policy_grpo PRIVATE leap_model GTest::gtest_main)
 gtest_discover_tests(test_policy_grpo)
+
+# Bounded fuzz loops over the checkpoint readers: safetensors images and tokenizer.json texts.
+add_executable(test_policy_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_readers_test.cpp)
+target_link_libraries(test_policy_fuzz PRIVATE leap_model leap_text GTest::gtest_main)
+target_compile_definitions(test_policy_fuzz PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+gtest_discover_tests(test_policy_fuzz DISCOVERY_TIMEOUT 60)

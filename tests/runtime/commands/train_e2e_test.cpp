@@ -112,6 +112,32 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
     EXPECT_TRUE(fs::exists(out + "/checkpoint/" + f)) << f;
   // The same directory again without --resume is refused (nothing overwritten).
   EXPECT_EQ(cmd_train(**svc, out, false), 2);
+  // Torn files (issue 20): a bit flipped in the checkpoint's weights stops --resume with an
+  // error naming the file; once it is whole again, the resume drops metrics.jsonl's cut last
+  // line with a warning naming the file.
+  ASSERT_TRUE(fs::exists(out + "/checkpoint/manifest.json"));
+  const auto weights = out + "/checkpoint/model.safetensors";
+  auto flip = [&] {
+    std::fstream f(weights, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-7, std::ios::end);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(-7, std::ios::end);
+    f.put(static_cast<char>(c ^ 0x01));
+  };
+  flip();
+  std::ofstream(out + "/metrics.jsonl", std::ios::app) << "{\"step\": 3, \"acc_at";
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cmd_train(**svc, out, true), 1);
+  auto err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(weights + ": SHA-256"), std::string::npos) << err;
+  EXPECT_NE(err.find("is damaged"), std::string::npos) << err;
+  flip();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cmd_train(**svc, out, true), 0);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(out + "/metrics.jsonl: dropped 1 damaged line(s)"), std::string::npos) << err;
+  EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), 2u);
   fs::remove_all(out);
 }
 

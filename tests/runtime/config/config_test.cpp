@@ -80,7 +80,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
     for (const auto& k : s.keys) got.push_back(k.full_name());
   std::vector<std::string> want = {
       "environment.backend", "environment.tasks_dir", "environment.cache_dir",
-      "environment.work_dir", "compiler.workers", "compiler.nvcc", "compiler.arch",
+      "environment.work_dir", "environment.cache_max_mb", "compiler.workers", "compiler.nvcc", "compiler.arch",
       "compiler.nvcc_flags", "compiler.host_cxx", "compiler.emu_flags",
       "compiler.timeout_seconds", "compiler.max_diagnostic_lines", "compiler.retries",
       "executor.workers",

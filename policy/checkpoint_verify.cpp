@@ -1,0 +1,82 @@
+// Torch-free checks of a checkpoint directory's files against its manifest.json (see
+// checkpoint.hpp for the layout), for the loaders in checkpoint.cpp and for commands that read a
+// checkpoint's JSON files themselves. Free functions; thread-safe.
+#include "policy/checkpoint_verify.hpp"
+
+#include "common/file_manifest.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+namespace leap::policy {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Files this process has verified, by path, size and modification times of the file and its
+// manifest: the several loaders of one checkpoint (tokenizer, model, optimizer, each generator
+// replica) hash each file once, and a file rewritten since is hashed again.
+std::string verified_key(const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  auto path = fs::absolute(dir + "/" + name, ec).lexically_normal();
+  auto size = fs::file_size(path, ec);
+  auto t = fs::last_write_time(path, ec).time_since_epoch().count();
+  auto tm = fs::last_write_time(dir + "/manifest.json", ec).time_since_epoch().count();
+  return path.string() + "|" + std::to_string(size) + "|" + std::to_string(t) + "|"
+         + std::to_string(tm);
+}
+
+std::mutex memo_mtx;
+std::set<std::string> verified_files, warned_dirs;
+
+} // namespace
+
+const std::vector<std::string>& checkpoint_files() {
+  static const std::vector<std::string> files{"config.json", "model.safetensors", "tokenizer.json",
+                                              "optimizer.safetensors", "trainer_state.json"};
+  return files;
+}
+
+result<void> verify_checkpoint(const std::string& dir, const std::vector<std::string>& which) {
+  const auto& names = which.empty() ? checkpoint_files() : which;
+  std::vector<std::string> todo;
+  std::error_code ec;
+  for (const auto& n : names)
+    if (fs::exists(dir + "/" + n, ec)) {
+      std::lock_guard<std::mutex> lk(memo_mtx);
+      if (!verified_files.count(verified_key(dir, n)))
+        todo.push_back(n);
+    }
+  if (todo.empty())
+    return {};
+  auto v = verify_manifest(dir, todo);
+  if (!v)
+    return make_error("checkpoint " + dir + " is damaged: " + v.message()
+                      + "; restore it from a copy or start from another checkpoint");
+  if (*v == manifest_state::verified) {
+    std::lock_guard<std::mutex> lk(memo_mtx);
+    for (const auto& n : todo)
+      verified_files.insert(verified_key(dir, n));
+  }
+  if (*v == manifest_state::no_manifest) {
+    std::lock_guard<std::mutex> lk(memo_mtx);
+    if (warned_dirs.insert(fs::absolute(dir, ec).lexically_normal().string()).second)
+      std::fprintf(stderr, "leap: warning: checkpoint %s has no manifest.json (saved before leap "
+                           "checksummed checkpoints, or by hand): loading it unverified\n",
+                   dir.c_str());
+  }
+  return {};
+}
+
+result<std::string> checkpoint_tokenizer_path(const std::string& dir) {
+  std::string p = dir + "/tokenizer.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return make_error(dir + ": checkpoint has no tokenizer.json");
+  if (auto v = verify_checkpoint(dir, {"tokenizer.json"}); !v) return v.err();
+  return p;
+}
+
+} // namespace leap::policy

@@ -1,0 +1,27 @@
+// Checkpoint integrity without LibTorch: a checkpoint directory's files checked against its
+// manifest.json (written last by save_checkpoint, policy/checkpoint.hpp). The loaders of
+// checkpoint.hpp call it for the files they read; commands that read a checkpoint's JSON or
+// tokenizer themselves call it too. Free functions; any thread.
+#pragma once
+
+#include "common/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace leap::policy {
+
+// The files of a checkpoint that save_checkpoint writes (and lists in its manifest).
+const std::vector<std::string>& checkpoint_files();
+
+// Checks the named files (checkpoint_files() when `names` is empty) against <dir>/manifest.json;
+// the error names the damaged file and what is wrong with it. A checkpoint without a manifest
+// passes with a warning on stderr (once per directory). A named file that does not exist passes
+// (its loader reports it missing). A file verified before by this process, unchanged since (size
+// and modification times), is not read again.
+result<void> verify_checkpoint(const std::string& dir, const std::vector<std::string>& names = {});
+
+// "<dir>/tokenizer.json" if present and intact, else an error.
+result<std::string> checkpoint_tokenizer_path(const std::string& dir);
+
+} // namespace leap::policy

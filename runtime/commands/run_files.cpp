@@ -1,0 +1,101 @@
+#include "runtime/commands/run_files.hpp"
+
+#include "common/fs.hpp"
+#include "common/json_text.hpp"
+#include "common/sha256.hpp"
+#include "common/strings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace leap::runtime {
+
+namespace fs = std::filesystem;
+
+result<jsonl_repair> truncate_jsonl(const std::string& path, std::int64_t step) {
+  jsonl_repair r;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return r;
+  auto text = read_file(path);
+  if (!text)
+    return text.err();
+  std::string kept, first_bad;
+  std::size_t line_no = 0;
+  for (auto& line : split_lines(*text)) {
+    ++line_no;
+    if (trim(line).empty())
+      continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) {
+      if (r.damaged++ == 0)
+        first_bad = std::to_string(line_no);
+      continue;
+    }
+    if (j["step"].get<std::int64_t>() <= step) {
+      kept += line + "\n";
+      ++r.kept;
+    } else {
+      ++r.after_step;
+    }
+  }
+  if (r.damaged)
+    r.warning = path + ": dropped " + std::to_string(r.damaged) + " damaged line(s) (first: line "
+                + first_bad + "; a line cut by a kill or a full disk); the resumed run writes "
+                "those steps again";
+  if (auto w = write_file_atomic(path, kept); !w)
+    return w.err();
+  return r;
+}
+
+namespace {
+
+std::string label_checksum(nlohmann::json j) {
+  j.erase("sha256");
+  return sha256_hex(dump_lossy(j));
+}
+
+} // namespace
+
+label_read read_cached_label(const std::string& path, cached_label& l, std::string& problem) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return label_read::miss;
+  auto damaged = [&](const std::string& why) {
+    problem = path + ": " + why;
+    fs::remove(path, ec);
+    return label_read::repaired;
+  };
+  auto text = read_file(path);
+  if (!text)
+    return damaged(text.message());
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return damaged("not a JSON object (torn or damaged)");
+  if (j.contains("sha256") && (!j["sha256"].is_string() || j["sha256"] != label_checksum(j)))
+    return damaged("checksum mismatch (damaged)");
+  try {
+    if (!env::parse_status(j.value("status", ""), l.st))
+      return damaged("unknown status");
+    l.reason = j.value("reason", "");
+    l.feedback = j.value("feedback", "");
+    l.emulation_unsupported = j.value("emulation_unsupported", false);
+  } catch (const nlohmann::json::exception& e) {
+    return damaged(std::string("unexpected field types: ") + e.what());
+  }
+  return label_read::hit;
+}
+
+result<void> write_cached_label(const std::string& path, const cached_label& l,
+                                const std::string& task, const std::string& variant) {
+  nlohmann::json j{{"status", env::to_string(l.st)}, {"reason", l.reason}, {"feedback", l.feedback},
+                   {"emulation_unsupported", l.emulation_unsupported}, {"task", task},
+                   {"variant", variant}};
+  // Checksummed as it will read back (invalid UTF-8 already replaced).
+  j = nlohmann::json::parse(dump_lossy(j));
+  j["sha256"] = label_checksum(j);
+  return write_file_atomic(path, dump_lossy(j) + "\n");
+}
+
+} // namespace leap::runtime
