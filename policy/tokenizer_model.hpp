@@ -35,7 +35,7 @@ struct tokenizer_model {
   std::vector<added_token> added;
   added_trie trie;
   split_pattern pattern = split_pattern::llama3;
-  bool nfc = false;                              // normalizer NFC (identity, kept for save)
+  bool nfc = false;                              // normalizer NFC: applied between added tokens
   bool ignore_merges = false;
 
   // Fills id_bytes/id_special/byte_id/trie from vocab and added, and validates them.

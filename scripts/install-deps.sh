@@ -17,6 +17,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev
+  libutf8proc-dev                 # Unicode NFC for the tokenizer's NFC normalizer (Qwen2/3)
 )
 
 missing=()

@@ -36,8 +36,9 @@ result<cli_args> parse_args(int argc, char** argv) {
   static const std::vector<std::string> with_value{"--config", "--set", "--task", "--source",
                                                    "--backend", "--out", "--seed",
                                                    "--checkpoint", "--sweep", "--listen",
-                                                   "--head", "--join"};
-  static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h", "--resume"};
+                                                   "--head", "--join", "--tokenizer"};
+  static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h", "--resume",
+                                             "--jsonl"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];
@@ -111,7 +112,7 @@ std::vector<command> builtin_commands() {
   return {tasks_list_command(), tasks_verify_command(), check_command(),  corpus_command(),
           pretrain_command(),   eval_command(),         train_command(),  config_command(),
           node_command(),       serve_command(),        cluster_status_command(), cache_command(),
-          doctor_command(),     version_command()};
+          tokenize_command(),   doctor_command(),       version_command()};
 }
 
 std::string usage_text(const std::vector<command>& table) {

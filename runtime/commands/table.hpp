@@ -79,6 +79,7 @@ command version_command();
 command node_command();
 command serve_command();
 command cluster_status_command();
+command tokenize_command();
 
 // Shared by the commands: a usage error (exit 2) with the hint to run --help.
 int usage_error(const std::string& message);

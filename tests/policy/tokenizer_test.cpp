@@ -103,6 +103,11 @@ TEST(Pretokenize, Llama3Split) {
   EXPECT_EQ(split("I'LL  ", split_pattern::llama3), (V{"I", "'LL", "  "}));
   EXPECT_EQ(split("12345", split_pattern::qwen2), (V{"1", "2", "3", "4", "5"}));
   EXPECT_EQ(split("'\xC5\xBFx", split_pattern::llama3), (V{"'\xC5\xBF", "x"})); // (?i) long s
+  // \s is Unicode White_Space, as in Hugging Face's Rust tokenizers: U+0085 (NEL) is white space,
+  // U+FEFF (BOM) is not. (JavaScript's \s, and so @lenml/tokenizers, has it the other way round.)
+  EXPECT_EQ(split("x\xC2\x85\xC2\x85y", split_pattern::llama3), (V{"x", "\xC2\x85", "\xC2\x85y"}));
+  EXPECT_EQ(split("x\xEF\xBB\xBF\xEF\xBB\xBFy", split_pattern::llama3),
+            (V{"x", "\xEF\xBB\xBF\xEF\xBB\xBF", "y"}));
 }
 
 TEST(Pretokenize, Gpt2Split) {

