@@ -113,23 +113,7 @@ result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const 
     if (fs::exists(*tmp + "/" + f, ec))
       files.push_back(f);
   if (auto r = write_manifest(*tmp, files); !r) return fail(r.message());
-
-  // Swap into place: an existing checkpoint is moved aside first and removed afterwards.
-  fs::path old;
-  if (fs::exists(target, ec)) {
-    char suffix[32];
-    std::snprintf(suffix, sizeof suffix, ".old.%016llx", os_random_u64());
-    old = parent / ("." + target.filename().string() + suffix);
-    fs::rename(target, old, ec);
-    if (ec) return fail("cannot move the existing checkpoint aside: " + ec.message());
-  }
-  fs::rename(*tmp, target, ec);
-  if (ec) {
-    std::error_code ignore;
-    if (!old.empty()) fs::rename(old, target, ignore);
-    return fail("cannot rename the temp directory into place: " + ec.message());
-  }
-  if (!old.empty()) fs::remove_all(old, ec);
+  if (auto r = promote_checkpoint(*tmp, target.string()); !r) return fail(r.message());
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include "policy/checkpoint_verify.hpp"
 
 #include "common/file_manifest.hpp"
+#include "common/fs.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -77,6 +78,30 @@ result<std::string> checkpoint_tokenizer_path(const std::string& dir) {
   if (!fs::is_regular_file(p, ec)) return make_error(dir + ": checkpoint has no tokenizer.json");
   if (auto v = verify_checkpoint(dir, {"tokenizer.json"}); !v) return v.err();
   return p;
+}
+
+result<void> promote_checkpoint(const std::string& staged, const std::string& dir) {
+  std::error_code ec;
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // An existing checkpoint is moved aside first and removed afterwards.
+  fs::path old;
+  if (fs::exists(target, ec)) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".old.%016llx", os_random_u64());
+    old = parent / ("." + target.filename().string() + suffix);
+    fs::rename(target, old, ec);
+    if (ec) return make_error("cannot move the existing checkpoint " + target.string() + " aside: " + ec.message());
+  }
+  fs::rename(staged, target, ec);
+  if (ec) {
+    std::error_code ignore;
+    if (!old.empty()) fs::rename(old, target, ignore);
+    return make_error("cannot rename " + staged + " to " + target.string() + ": " + ec.message());
+  }
+  if (!old.empty()) fs::remove_all(old, ec);
+  return {};
 }
 
 } // namespace leap::policy

@@ -1,7 +1,8 @@
 // Checkpoint integrity without LibTorch: a checkpoint directory's files checked against its
 // manifest.json (written last by save_checkpoint, policy/checkpoint.hpp). The loaders of
 // checkpoint.hpp call it for the files they read; commands that read a checkpoint's JSON or
-// tokenizer themselves call it too. Free functions; any thread.
+// tokenizer themselves call it too. Also the promotion of a staged checkpoint into place.
+// Free functions; any thread.
 #pragma once
 
 #include "common/result.hpp"
@@ -23,5 +24,11 @@ result<void> verify_checkpoint(const std::string& dir, const std::vector<std::st
 
 // "<dir>/tokenizer.json" if present and intact, else an error.
 result<std::string> checkpoint_tokenizer_path(const std::string& dir);
+
+// Moves a whole checkpoint directory `staged` (one save_checkpoint wrote) to `dir`, replacing
+// the one there: the old one is moved aside first and removed once the new one is in place.
+// `leap train` stages the learner's periodic checkpoints this way and promotes each only after
+// that step's metrics line is written, so a kill never leaves a checkpoint ahead of the log.
+result<void> promote_checkpoint(const std::string& staged, const std::string& dir);
 
 } // namespace leap::policy

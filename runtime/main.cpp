@@ -4,6 +4,7 @@
 
 #include "common/allocator.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@ void prefer_passive_openmp(char** argv) {
 
 int main(int argc, char** argv) {
   prefer_passive_openmp(argv);
+  // A write past RLIMIT_FSIZE fails with EFBIG (an error leap reports, naming the file) instead
+  // of killing leap; children get the default back (env/process.cpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   leap::tune_allocator_for_tensors();
   return leap::runtime::run_cli(argc, argv);
 }

@@ -21,6 +21,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -37,6 +40,17 @@ extern "C" void on_sigint(int) { g_stop.store(true); }
 
 bool is_checkpoint(const std::string& dir) {
   return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
+}
+
+// The step of the checkpoint in `ck_dir`, if one is there and readable.
+std::optional<long long> read_trainer_step(const std::string& ck_dir) {
+  auto text = read_file(ck_dir + "/trainer_state.json");
+  if (!text)
+    return std::nullopt;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer())
+    return std::nullopt;
+  return j["step"].get<long long>();
 }
 
 nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
@@ -345,7 +359,10 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   td.learner.progress = progress;
   td.learner.task_count = tasks.size();
   td.learner.checkpoint_every = tc.checkpoint_every;
-  td.learner.checkpoint_dir = ck_dir;
+  // The learner's periodic checkpoints are staged and promoted once their step's metrics line
+  // is written (on_report), so a kill never leaves the checkpoint ahead of metrics.jsonl.
+  const std::string staged_dir = ck_dir + ".staged";
+  td.learner.checkpoint_dir = staged_dir;
   td.learner.extra_json = extra;
   td.trainer = trainer_options_of(tc, tc.mode, tasks);
   td.trainer.start_step = start_step;
@@ -356,6 +373,14 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   auto t_start = std::chrono::steady_clock::now();
   auto t_last = t_start;
   std::mutex out_mtx;
+  // A file the run could not write (a full disk, a file-size limit): the run stops, keeping its
+  // last good checkpoint, and says which file and why. Guarded by out_mtx.
+  std::string write_error;
+  auto write_failed = [&](const std::string& what) {
+    if (write_error.empty())
+      write_error = what;
+    g_stop.store(true);
+  };
   td.trainer.on_report = [&](const msg::step_report& r) {
     std::lock_guard<std::mutex> lk(out_mtx);
     if (r.outcome == msg::step_outcome::failed)
@@ -374,11 +399,20 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
                                    {"ms", nodes->weights_ms},
                                    {"nodes", nodes->weights_nodes}};
     }
+    errno = 0;
     metrics << dump_lossy(row) << "\n";
     metrics.flush();
+    if (!metrics)
+      write_failed("cannot write " + metrics_path + ": " + std::strerror(errno ? errno : EIO));
+    errno = 0;
     for (const auto& g : r.group_details)
       groups << dump_lossy(group_json(r.step, g)) << "\n";
     groups.flush();
+    if (!groups)
+      write_failed("cannot write " + groups_path + ": " + std::strerror(errno ? errno : EIO));
+    if (r.checkpoint == msg::checkpoint_state::saved && write_error.empty())
+      if (auto c = policy::promote_checkpoint(staged_dir, ck_dir); !c)
+        write_failed("checkpoint not saved: " + c.message());
     char util[32];
     std::snprintf(util, sizeof util, "%.0f/%.0f/%.0f", 100 * r.util_generate,
                   100 * r.util_compile, 100 * r.util_execute);
@@ -392,9 +426,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   };
   td.trainer.on_saved = [&](const result<msg::checkpoint_saved>& r, bool final) {
     std::lock_guard<std::mutex> lk(out_mtx);
-    if (!r)
+    if (!r) {
       std::fprintf(stderr, "leap train: checkpoint not saved: %s\n", r.message().c_str());
-    else if (final)
+      if (!final)
+        write_failed("checkpoint not saved: " + r.message());
+    } else if (final)
       std::printf("checkpoint of step %lld saved to %s\n", static_cast<long long>(r->step),
                   ck_dir.c_str());
   };
@@ -417,6 +453,15 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   std::signal(SIGINT, old);
   std::signal(SIGTERM, old_term);
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (!write_error.empty()) {
+    auto st = read_trainer_step(ck_dir);
+    std::fprintf(stderr,
+                 "leap train: %s\nleap train: the run stopped; the last good checkpoint is %s "
+                 "in %s; free space (or raise the file-size limit) and continue with --resume\n",
+                 write_error.c_str(), st ? ("of step " + std::to_string(*st)).c_str() : "none",
+                 ck_dir.c_str());
+    return exit_failed;
+  }
   switch (end.end) {
     case actors::run_end::how::interrupted:
       std::printf("interrupted: state saved in %s; continue with --resume (%.1f s)\n",

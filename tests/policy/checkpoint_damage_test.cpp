@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -146,4 +149,39 @@ TEST(CheckpointDamage, WithoutAManifestItLoadsWithAWarningAndTornFilesAreStillEr
     ASSERT_FALSE(r) << f;
     EXPECT_NE(r.message().find(f), std::string::npos) << r.message();
   }
+}
+
+TEST(CheckpointDamage, AFileSizeLimitIsAnErrorAndTheOldCheckpointStays) {
+  // With RLIMIT_FSIZE (soft) below the weights' size and SIGXFSZ ignored, as leap runs: the
+  // save fails with EFBIG naming the checkpoint, and the one already there still loads.
+  temp_dir t;
+  const auto dir = t.path + "/checkpoint";
+  save_full(dir);
+  ASSERT_TRUE(load_model(dir).ok());
+  auto size = fs::file_size(dir + "/model.safetensors");
+  torch::manual_seed(4);
+  auto m = *make_decoder(small_config());
+  torch::optim::AdamW opt(m->parameters(), torch::optim::AdamWOptions(1e-3));
+  checkpoint_save_options o;
+  o.optimizer = &opt;
+  o.state.step = 8;
+  struct rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(size / 2);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);
+  auto r = save_checkpoint(dir, *m, o);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find(dir), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("File too large"), std::string::npos) << r.message();
+  // The old checkpoint (step 7) is whole; no temporary directory is left beside it.
+  auto st = load_trainer_state(dir);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(st->step, 7);
+  EXPECT_TRUE(load_model(dir).ok());
+  for (auto& e : fs::directory_iterator(t.path))
+    EXPECT_EQ(e.path().filename(), "checkpoint") << e.path();
 }

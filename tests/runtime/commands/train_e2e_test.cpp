@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -263,4 +264,72 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
       << "step " << i + 1 << " trained other groups than the unbroken run's";
   EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), steps);
   fs::remove_all(root);
+}
+
+TEST(TrainE2E, AFullDiskEndsTheRunWithAClearErrorAndItResumesOnceThereIsSpace) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "mounting a small tmpfs for the run directory needs root";
+  auto warm = warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto root = *make_temp_dir(temp_root(), "leap-train-full-");
+  const std::string disk = root + "/disk", out = disk + "/run", filler = disk + "/filler";
+  fs::create_directories(disk);
+  if (std::system(("mount -t tmpfs -o size=4m tmpfs '" + disk + "' 2>/dev/null").c_str()) != 0) {
+    fs::remove_all(root);
+    GTEST_SKIP() << "cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)";
+  }
+  struct unmount {
+    std::string dir, root;
+    ~unmount() {
+      (void)std::system(("umount -l '" + dir + "'").c_str());
+      fs::remove_all(root);
+    }
+  } guard{disk, root};
+  auto args = [&](int steps, bool resume) {
+    std::vector<std::string> a = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
+    for (auto& s : tiny)
+      a.insert(a.end(), {"--set", s});
+    a.insert(a.end(), {"--set", "train.steps=" + std::to_string(steps), "--set",
+                       std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR, "train",
+                       "--out", out});
+    if (resume)
+      a.push_back("--resume");
+    return a;
+  };
+  {
+    test::leap_process first(args(2, false), root + "/first");
+    ASSERT_TRUE(first.exited(std::chrono::minutes(5)));
+    ASSERT_TRUE(first.exited_ok()) << first.err();
+  }
+  // Fill the disk but for 64 KiB: the next checkpoint (about 360 KiB) cannot be written.
+  struct statvfs vfs;
+  ASSERT_EQ(::statvfs(disk.c_str(), &vfs), 0);
+  auto free_bytes = static_cast<long long>(vfs.f_bavail) * static_cast<long long>(vfs.f_frsize);
+  ASSERT_GT(free_bytes, 64 << 10);
+  {
+    std::ofstream f(filler, std::ios::binary);
+    std::string block(1 << 16, 'x');
+    for (long long left = free_bytes - (64 << 10); left > 0; left -= block.size())
+      f.write(block.data(), static_cast<std::streamsize>(std::min<long long>(left, block.size())));
+  }
+  {
+    test::leap_process full(args(5, true), root + "/full");
+    ASSERT_TRUE(full.exited(std::chrono::minutes(5)));
+    EXPECT_TRUE(WIFEXITED(full.status()) && WEXITSTATUS(full.status()) == 1) << full.err();
+    EXPECT_NE(full.err().find("No space left on device"), std::string::npos) << full.err();
+    EXPECT_NE(full.err().find("the last good checkpoint is of step 2"), std::string::npos)
+      << full.err();
+    EXPECT_NE(full.err().find("--resume"), std::string::npos) << full.err();
+  }
+  EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), 2);
+  // Space freed: the run resumes from its last good checkpoint and finishes.
+  fs::remove(filler);
+  test::leap_process again(args(5, true), root + "/again");
+  ASSERT_TRUE(again.exited(std::chrono::minutes(5)));
+  ASSERT_TRUE(again.exited_ok()) << again.err();
+  auto m = read_metrics(out + "/metrics.jsonl");
+  ASSERT_EQ(m.size(), 5u);
+  for (std::size_t i = 0; i < m.size(); ++i)
+    EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1));
+  EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), 5);
 }
