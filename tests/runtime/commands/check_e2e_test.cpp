@@ -244,6 +244,51 @@ TEST(CheckE2E, KilledCompilerStageIsRetriedNeverJudgedNorCached) {
   EXPECT_TRUE(again[0]->v.cached);
 }
 
+// The same for a task's reference: a killed stage of the reference's build is retried; the
+// reference is never recorded as "does not build" (which would drop every later attempt at the
+// task), and the build the cache keeps is the good one.
+TEST(CheckE2E, KilledStageOfTheReferenceBuildIsRetriedNeverCachedAsBroken) {
+  auto cfg = test_config();
+  cfg.compiler.workers = 1;
+  auto cache = *make_temp_dir(temp_root(), "leap-ref-kill-");
+  cfg.environment.cache_dir = cache; // the reference is not built there yet
+  auto svc = make(cfg);
+  ASSERT_TRUE(svc);
+  auto ev_made = evaluator::create(*svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
+  std::string killed;
+  std::atomic<bool> stop{false};
+  std::thread killer([&] {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!stop && killed.empty() && std::chrono::steady_clock::now() < deadline) {
+      killed = test::kill_one(::getpid(), {"cicc", "ptxas", "cudafe++"});
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  auto out = ev.evaluate({{"vector_add", "", true, false}});
+  stop = true;
+  killer.join();
+  ASSERT_FALSE(killed.empty()) << "no nvcc stage of the reference's build was seen to kill";
+  ASSERT_TRUE(out[0].ok()) << killed << " killed: " << out[0].message();
+  EXPECT_EQ(out[0]->v.st, env::status::correct) << out[0]->v.feedback;
+  auto st = ev.compiler_stats();
+  EXPECT_EQ(st.retried, 1u) << killed;
+  EXPECT_EQ(st.failed, 0u);
+  // A new process over the same cache finds the good build, not a broken reference.
+  ev_made->reset();
+  auto svc2 = make(cfg);
+  ASSERT_TRUE(svc2);
+  auto ev2 = evaluator::create(*svc2);
+  ASSERT_TRUE(ev2) << ev2.message();
+  auto again = (*ev2)->evaluate({{"vector_add", "", true, false}});
+  ASSERT_TRUE(again[0].ok()) << again[0].message();
+  EXPECT_EQ(again[0]->v.st, env::status::correct);
+  EXPECT_TRUE(again[0]->v.cached);
+  std::error_code ec;
+  std::filesystem::remove_all(cache, ec);
+}
+
 TEST(CheckE2E, EveryBundledReferenceMatchesLibTorch) {
   auto svc = make(test_config());
   ASSERT_TRUE(svc);
