@@ -45,7 +45,9 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   auto node = std::make_unique<test::leap_process>(
     std::vector<std::string>{LEAP_BINARY, "--set", "environment.cache_dir=" + root + "/node-cache",
                              "--set", "environment.backend=cpu", "--set", "compiler.retries=1",
-                             "--set", "executor.retries=1", "node", "--listen", "127.0.0.1:0"},
+                             "--set", "executor.retries=1", "--set",
+                             "environment.work_dir=" + root + "/node-work", "node", "--listen",
+                             "127.0.0.1:0"},
     root + "/node");
   auto node_addr = node->wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
   ASSERT_TRUE(node_addr) << node->err();

@@ -205,7 +205,9 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
   std::vector<std::string> base = {LEAP_BINARY, "--set", "train.warm_start=" + warm};
   for (auto& s : tiny)
     base.insert(base.end(), {"--set", s});
-  base.insert(base.end(), {"--set", "train.steps=" + std::to_string(steps), "--set",
+  // Killed runs cannot remove their work directory: it lives in the test's, removed at the end.
+  base.insert(base.end(), {"--set", "environment.work_dir=" + root + "/work",
+                           "--set", "train.steps=" + std::to_string(steps), "--set",
                            "train.batch_order=admission", "--set", "train.checkpoint_every=1",
                            "--set", std::string("environment.cache_dir=") + LEAP_TEST_CACHE_DIR,
                            "train", "--out"});

@@ -67,7 +67,10 @@ struct server {
              std::vector<std::string> env = {}) {
     dir = temp_dir(name);
     std::vector<std::string> args{LEAP_BINARY};
+    // The work directory inside the test's own: nothing is left in /tmp even if the server
+    // has to be killed.
     std::vector<std::string> all{"environment.cache_dir=" LEAP_TEST_CACHE_DIR,
+                                 "environment.work_dir=" + dir + "/work",
                                  "environment.backend=cpu", "serve.listen=127.0.0.1:0",
                                  "serve.read_timeout_seconds=2", "serve.idle_timeout_seconds=2",
                                  "serve.max_body_kb=64"};
@@ -85,8 +88,11 @@ struct server {
     return true;
   }
   ~server() {
-    if (proc)
-      proc->kill(SIGKILL);
+    if (proc && !proc->exited(std::chrono::milliseconds(0))) {
+      proc->kill(SIGTERM); // drains and exits
+      if (!proc->exited(std::chrono::seconds(30)))
+        proc->kill(SIGKILL);
+    }
     if (!dir.empty())
       fs::remove_all(dir);
   }
@@ -291,7 +297,8 @@ TEST(ServeE2E, HostileClientsGetA4xxOrAVerdictAndTheServerStaysUp) {
 TEST(ServeE2E, WithClusterNodesTheChecksRunOnTheNodes) {
   auto d = temp_dir("node");
   leap_process node({LEAP_BINARY, "--set", "environment.cache_dir=" LEAP_TEST_CACHE_DIR, "--set",
-                     "environment.backend=cpu", "node", "--listen", "127.0.0.1:0"},
+                     "environment.backend=cpu", "--set", "environment.work_dir=" + d + "/work",
+                     "node", "--listen", "127.0.0.1:0"},
                     d + "/node");
   auto addr = node.wait_for("node ready on ([0-9.]+:[0-9]+)", std::chrono::seconds(60));
   ASSERT_TRUE(addr) << node.err();
