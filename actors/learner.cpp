@@ -126,7 +126,10 @@ msg::learner_actor::behavior_type learner(learner_actor_ptr self,
               std::fprintf(stderr, "leap: publishing weights failed: %s\n", w.message().c_str());
           }
           if (st.opts.checkpoint_every > 0 && st.step % st.opts.checkpoint_every == 0) {
-            auto saved = save(st, st.opts.checkpoint_dir, st.opts.extra_json);
+            auto dir = st.opts.stage_by_step
+                         ? st.opts.checkpoint_dir + "." + std::to_string(st.step)
+                         : st.opts.checkpoint_dir;
+            auto saved = save(st, dir, st.opts.extra_json);
             rep.checkpoint = saved ? msg::checkpoint_state::saved : msg::checkpoint_state::failed;
             if (!saved)
               rep.checkpoint_error = saved.message();

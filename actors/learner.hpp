@@ -34,6 +34,9 @@ struct learner_options {
   // was reported is on disk (a kill loses at most the steps since the last multiple).
   int checkpoint_every = 0;        // 0 = only when asked (save_atom)
   std::string checkpoint_dir;
+  // Periodic checkpoints go to `checkpoint_dir + "." + step` instead (`leap train` promotes each
+  // into place once that step's metrics line is written; the learner may run a step ahead).
+  bool stage_by_step = false;
   std::string extra_json;          // saved with every checkpoint (a JSON object)
 };
 

@@ -42,6 +42,17 @@ bool is_checkpoint(const std::string& dir) {
   return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
 }
 
+// Removes `<base>.<step>` directories: checkpoints the learner staged that a killed run never
+// promoted (the promoted one is `checkpoint` itself).
+void remove_staged(const std::string& base) {
+  std::error_code ec;
+  fs::path b(base);
+  const auto prefix = b.filename().string() + ".";
+  for (auto& e : fs::directory_iterator(b.parent_path(), ec))
+    if (e.is_directory(ec) && e.path().filename().string().rfind(prefix, 0) == 0)
+      fs::remove_all(e.path(), ec);
+}
+
 // The step of the checkpoint in `ck_dir`, if one is there and readable.
 std::optional<long long> read_trainer_step(const std::string& ck_dir) {
   auto text = read_file(ck_dir + "/trainer_state.json");
@@ -361,8 +372,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   td.learner.checkpoint_every = tc.checkpoint_every;
   // The learner's periodic checkpoints are staged and promoted once their step's metrics line
   // is written (on_report), so a kill never leaves the checkpoint ahead of metrics.jsonl.
+  // One staged directory per step (the learner may save step N+1 before step N is reported).
   const std::string staged_dir = ck_dir + ".staged";
   td.learner.checkpoint_dir = staged_dir;
+  td.learner.stage_by_step = true;
+  remove_staged(staged_dir); // left by a run that was killed
   td.learner.extra_json = extra;
   td.trainer = trainer_options_of(tc, tc.mode, tasks);
   td.trainer.start_step = start_step;
@@ -411,7 +425,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     if (!groups)
       write_failed("cannot write " + groups_path + ": " + std::strerror(errno ? errno : EIO));
     if (r.checkpoint == msg::checkpoint_state::saved && write_error.empty())
-      if (auto c = policy::promote_checkpoint(staged_dir, ck_dir); !c)
+      if (auto c = policy::promote_checkpoint(staged_dir + "." + std::to_string(r.step), ck_dir);
+          !c)
         write_failed("checkpoint not saved: " + c.message());
     char util[32];
     std::snprintf(util, sizeof util, "%.0f/%.0f/%.0f", 100 * r.util_generate,

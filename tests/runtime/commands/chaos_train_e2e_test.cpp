@@ -42,6 +42,8 @@ TEST(ChaosTrainE2E, EveryStepCompletesWhileCompileAndExecuteProcessesAreKilled) 
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   auto root = *make_temp_dir(temp_root(), "leap-chaos-");
   const std::string out = root + "/run", cache = root + "/cache";
+  // The node's work directory lives in here: the sandbox's uid must be able to pass through.
+  fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   auto node = std::make_unique<test::leap_process>(
     std::vector<std::string>{LEAP_BINARY, "--set", "environment.cache_dir=" + root + "/node-cache",
                              "--set", "environment.backend=cpu", "--set", "compiler.retries=1",

@@ -199,6 +199,8 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
   ASSERT_FALSE(warm.empty());
   auto root = *make_temp_dir(temp_root(), "leap-train-kill-");
   const std::string out = root + "/killed", whole = root + "/whole";
+  // The runs' work directory lives in here: the sandbox's uid must be able to pass through.
+  fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   constexpr int steps = 24, kills = 5;
   // Admission order: a step's groups are the next B drawn, so the same seed draws the same
   // (epoch, task) sequence step by step whatever the timing.
