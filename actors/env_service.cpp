@@ -145,34 +145,36 @@ struct service_state {
   }
 
   // --- jobs (every compile and execute goes through these: counted for back-pressure) ---
-  template <class Ok, class Failed>
-  void compile_job(msg::compile_request req, Ok ok, Failed failed) {
-    ++compile_jobs;
-    self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
+  // One job of a pool, counted in `in_flight` until its reply or error.
+  template <class Reply, class Pool, class Atom, class Request, class Ok, class Failed>
+  void job(const Pool& pool, std::uint32_t& in_flight, std::chrono::milliseconds timeout,
+           Atom atom, Request req, Ok ok, Failed failed) {
+    ++in_flight;
+    self->request(pool, timeout, atom, std::move(req))
       .then(
-        [this, ok](msg::compile_reply& r) mutable {
-          --compile_jobs;
-          record_build(r);
+        [&in_flight, ok](Reply& r) mutable {
+          --in_flight;
           ok(r);
         },
-        [this, failed](caf::error& e) mutable {
-          --compile_jobs;
+        [this, &in_flight, failed](caf::error& e) mutable {
+          --in_flight;
           failed(render(e));
         });
   }
   template <class Ok, class Failed>
+  void compile_job(msg::compile_request req, Ok ok, Failed failed) {
+    job<msg::compile_reply>(
+      comp, compile_jobs, opts.compile_timeout, msg::compile_atom_v, std::move(req),
+      [this, ok](msg::compile_reply& r) mutable {
+        record_build(r);
+        ok(r);
+      },
+      std::move(failed));
+  }
+  template <class Ok, class Failed>
   void exec_job(msg::exec_request req, Ok ok, Failed failed) {
-    ++exec_jobs;
-    self->request(exec, opts.exec_timeout, msg::exec_atom_v, std::move(req))
-      .then(
-        [this, ok](msg::exec_reply& r) mutable {
-          --exec_jobs;
-          ok(r);
-        },
-        [this, failed](caf::error& e) mutable {
-          --exec_jobs;
-          failed(render(e));
-        });
+    job<msg::exec_reply>(exec, exec_jobs, opts.exec_timeout, msg::exec_atom_v, std::move(req),
+                         std::move(ok), std::move(failed));
   }
 
   void with_reference(const std::string& task, reference_cache::callback cb) {
@@ -182,17 +184,9 @@ struct service_state {
     compile_job(
       std::move(req),
       [this, task](msg::compile_reply& r) {
-        if (r.status == env::build_status::ok)
-          refs.built(task, r.key);
-        else
-          refs.failed(task,
-                      "the reference of task '" + task + "' does not build ("
-                        + env::to_string(r.status) + "): " + r.diagnostics,
-                      r.status != env::build_status::cancelled);
+        refs.build_answered(task, r.status, r.key, r.diagnostics);
       },
-      [this, task](const std::string& why) {
-        refs.failed(task, "building the reference of task '" + task + "' failed: " + why, false);
-      });
+      [this, task](const std::string& why) { refs.build_lost(task, why); });
   }
 
   // --- a check ---
@@ -478,13 +472,7 @@ struct service_state {
   void judged(const std::string& id, int a, env::verdict v) {
     auto* g = find(id);
     record_verdict(v);
-    algo::turn_judgement j;
-    j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
-                : v.st == env::status::correct ? algo::turn_verdict::correct
-                                               : algo::turn_verdict::failed;
-    j.feedback = v.feedback;
-    j.timed = v.timed;
-    j.speedup = v.speedup;
+    auto j = judgement_of(v);
     g->att[static_cast<std::size_t>(a)].verdicts.back() = std::move(v);
     perform(id, g->r.judged(a, j));
   }

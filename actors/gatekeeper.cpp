@@ -315,18 +315,9 @@ struct gk_state {
     self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
       .then(
         [this, task](msg::compile_reply& r) {
-          if (r.status == env::build_status::ok)
-            refs.built(task, r.key);
-          else
-            refs.failed(task,
-                        "the reference of task '" + task + "' does not build ("
-                          + env::to_string(r.status) + "): " + r.diagnostics,
-                        r.status != env::build_status::cancelled);
+          refs.build_answered(task, r.status, r.key, r.diagnostics);
         },
-        [this, task](caf::error& e) {
-          refs.failed(task, "building the reference of task '" + task + "' failed: " + render(e),
-                      false);
-        });
+        [this, task](caf::error& e) { refs.build_lost(task, render(e)); });
   }
 
   // --- verdicts ---
@@ -335,14 +326,7 @@ struct gk_state {
     if (!g)
       return;
     g->rec.judged(a, v);
-    algo::turn_judgement j;
-    j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
-                : v.st == env::status::correct ? algo::turn_verdict::correct
-                                               : algo::turn_verdict::failed;
-    j.feedback = v.feedback;
-    j.timed = v.timed;
-    j.speedup = v.speedup;
-    perform(gid, g->r.judged(a, j));
+    perform(gid, g->r.judged(a, judgement_of(v)));
   }
 
   // A straggler of a pruned group: its queued or running job is cancelled in its pool at once.

@@ -21,6 +21,21 @@ void reference_cache::built(const std::string& task, const std::string& build_ke
   settle(task, result<std::string>(build_key));
 }
 
+void reference_cache::build_answered(const std::string& task, env::build_status status,
+                                     const std::string& key, const std::string& diagnostics) {
+  if (status == env::build_status::ok)
+    built(task, key);
+  else
+    failed(task,
+           "the reference of task '" + task + "' does not build (" + env::to_string(status)
+             + "): " + diagnostics,
+           status != env::build_status::cancelled);
+}
+
+void reference_cache::build_lost(const std::string& task, const std::string& why) {
+  failed(task, "building the reference of task '" + task + "' failed: " + why, false);
+}
+
 void reference_cache::failed(const std::string& task, const std::string& why, bool permanent) {
   if (permanent)
     broken_[task] = why;

@@ -46,4 +46,15 @@ env::verdict no_code_verdict(const std::string& task, env::backend backend,
   return v;
 }
 
+algo::turn_judgement judgement_of(const env::verdict& v) {
+  algo::turn_judgement j;
+  j.verdict = v.emulation_unsupported ? algo::turn_verdict::unsupported
+              : v.st == env::status::correct ? algo::turn_verdict::correct
+                                             : algo::turn_verdict::failed;
+  j.feedback = v.feedback;
+  j.timed = v.timed;
+  j.speedup = v.speedup;
+  return j;
+}
+
 } // namespace leap::actors

@@ -4,6 +4,7 @@
 // Pure functions; any thread.
 #pragma once
 
+#include "algo/rollout.hpp"
 #include "env/task.hpp"
 #include "env/verdict.hpp"
 #include "messages/env_messages.hpp"
@@ -17,6 +18,10 @@ namespace leap::actors {
 // on the candidate (internal_error: a failure inside leap; cancelled).
 std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, const env::task_spec& task,
                                                env::backend backend);
+
+// A verdict as the rollout takes it: correct, the candidate's failure, or code the CPU
+// emulation cannot build (not the candidate's fault); with its feedback and speedup.
+algo::turn_judgement judgement_of(const env::verdict& v);
 
 // `rejected` with the extractor's reason as feedback.
 env::verdict no_code_verdict(const std::string& task, env::backend backend,

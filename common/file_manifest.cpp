@@ -71,11 +71,11 @@ result<manifest_state> verify_manifest(const std::string& dir, const std::vector
   if (m.is_discarded() || !m.is_object() || !m.contains("files") || !m["files"].is_object())
     return make_error(mpath + ": damaged (not a leap manifest): the directory cannot be trusted");
   const auto& files = m["files"];
-  std::vector<std::string> todo = names;
-  if (todo.empty())
+  std::vector<std::string> to_check = names;
+  if (to_check.empty())
     for (const auto& [n, _] : files.items())
-      todo.push_back(n);
-  for (const auto& n : todo) {
+      to_check.push_back(n);
+  for (const auto& n : to_check) {
     const std::string path = dir + "/" + n;
     auto it = files.find(n);
     if (it == files.end() || !it->is_object() || !it->contains("size") || !it->contains("sha256")

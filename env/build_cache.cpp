@@ -22,6 +22,12 @@ namespace leap::env {
 
 namespace {
 
+// Closes a lock file's descriptor (releasing its flock) at the end of a scope.
+struct fd_closer {
+  int fd;
+  ~fd_closer() { ::close(fd); }
+};
+
 // Entry directories are named by their key: lower-case hex, nothing else.
 bool is_key_name(const std::string& n) {
   return n.size() >= 8 && std::all_of(n.begin(), n.end(), [](char c) {
@@ -270,10 +276,7 @@ result<build_cache::prune_report> build_cache::prune_impl(std::uint64_t target_b
   int fd = open_lock_file(evict_path);
   if (fd < 0)
     return make_error(evict_path + ": cannot open: " + std::strerror(errno));
-  struct closer {
-    int fd;
-    ~closer() { ::close(fd); }
-  } close_fd{fd};
+  fd_closer close_fd{fd};
   if (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0)
     return make_error(evict_path + ": another process is pruning this cache");
 
@@ -370,10 +373,7 @@ result<std::size_t> build_cache::clear() {
   int fd = open_lock_file(path);
   if (fd < 0)
     return make_error(path + ": cannot open: " + std::strerror(errno));
-  struct closer {
-    int fd;
-    ~closer() { ::close(fd); }
-  } close_fd{fd};
+  fd_closer close_fd{fd};
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
     return make_error(opts_.cache_dir + " is in use by a running leap process: stop it first, or "
                       "use 'leap cache prune' (which keeps what is in use)");

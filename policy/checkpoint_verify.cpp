@@ -43,23 +43,23 @@ const std::vector<std::string>& checkpoint_files() {
 
 result<void> verify_checkpoint(const std::string& dir, const std::vector<std::string>& which) {
   const auto& names = which.empty() ? checkpoint_files() : which;
-  std::vector<std::string> todo;
+  std::vector<std::string> unverified;
   std::error_code ec;
   for (const auto& n : names)
     if (fs::exists(dir + "/" + n, ec)) {
       std::lock_guard<std::mutex> lk(memo_mtx);
       if (!verified_files.count(verified_key(dir, n)))
-        todo.push_back(n);
+        unverified.push_back(n);
     }
-  if (todo.empty())
+  if (unverified.empty())
     return {};
-  auto v = verify_manifest(dir, todo);
+  auto v = verify_manifest(dir, unverified);
   if (!v)
     return make_error("checkpoint " + dir + " is damaged: " + v.message()
                       + "; restore it from a copy or start from another checkpoint");
   if (*v == manifest_state::verified) {
     std::lock_guard<std::mutex> lk(memo_mtx);
-    for (const auto& n : todo)
+    for (const auto& n : unverified)
       verified_files.insert(verified_key(dir, n));
   }
   if (*v == manifest_state::no_manifest) {

@@ -70,19 +70,19 @@ struct bridge {
     auto svc = service;
     auto m = metrics;
     sys.spawn([=](caf::event_based_actor* self) {
+      // Without the service's answer the page still shows every counter (gauges as last set).
+      auto page = [=] {
+        auto res = json_response(200, m->text(), r);
+        res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        respond(std::move(res));
+      };
       self->request(svc, std::chrono::seconds(10), msg::stats_atom_v)
         .then(
           [=](msg::service_stats& s) {
             record_gauges(*m, s);
-            auto res = json_response(200, m->text(), r);
-            res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            respond(std::move(res));
+            page();
           },
-          [=](caf::error&) {
-            auto res = json_response(200, m->text(), r);
-            res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            respond(std::move(res));
-          });
+          [=](caf::error&) { page(); });
     });
   }
 
