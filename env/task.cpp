@@ -6,6 +6,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -22,6 +24,95 @@ const char* to_string(arg_role r) {
     case arg_role::size: return "size";
   }
   return "?";
+}
+
+const char* to_string(task_split s) {
+  switch (s) {
+    case task_split::train: return "train";
+    case task_split::eval: return "eval";
+  }
+  return "?";
+}
+
+const std::vector<task_category>& all_task_categories() {
+  static const std::vector<task_category> all{
+    task_category::activation, task_category::elementwise, task_category::reduction,
+    task_category::norm,       task_category::softmax,     task_category::pooling,
+    task_category::convolution, task_category::matmul,     task_category::loss,
+    task_category::scan,       task_category::indexing,    task_category::attention,
+    task_category::fused,      task_category::layout};
+  return all;
+}
+
+const char* to_string(task_category c) {
+  switch (c) {
+    case task_category::activation: return "activation";
+    case task_category::elementwise: return "elementwise";
+    case task_category::reduction: return "reduction";
+    case task_category::norm: return "norm";
+    case task_category::softmax: return "softmax";
+    case task_category::pooling: return "pooling";
+    case task_category::convolution: return "convolution";
+    case task_category::matmul: return "matmul";
+    case task_category::loss: return "loss";
+    case task_category::scan: return "scan";
+    case task_category::indexing: return "indexing";
+    case task_category::attention: return "attention";
+    case task_category::fused: return "fused";
+    case task_category::layout: return "layout";
+  }
+  return "?";
+}
+
+result<task_split> parse_task_split(std::string_view text) {
+  if (text == "train")
+    return task_split::train;
+  if (text == "eval")
+    return task_split::eval;
+  return make_error("'" + std::string(text) + "' is not a split (one of: train, eval)");
+}
+
+result<task_category> parse_task_category(std::string_view text) {
+  std::string list;
+  for (auto c : all_task_categories()) {
+    if (text == to_string(c))
+      return c;
+    list += (list.empty() ? "" : ", ") + std::string(to_string(c));
+  }
+  return make_error("'" + std::string(text) + "' is not a category (one of: " + list + ")");
+}
+
+std::string task_suite_hash(const std::vector<task_spec>& suite) {
+  std::vector<const task_spec*> by_name;
+  for (auto& t : suite)
+    by_name.push_back(&t);
+  std::sort(by_name.begin(), by_name.end(),
+            [](const task_spec* a, const task_spec* b) { return a->name < b->name; });
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff; // separator: "ab"+"c" and "a"+"bc" differ
+    h *= 0x100000001b3ULL;
+  };
+  for (auto* t : by_name) {
+    mix(t->name);
+    mix(t->spec_source);
+    mix(t->reference_source);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<std::string> tasks_of_split(const std::vector<task_spec>& suite, task_split s) {
+  std::vector<std::string> out;
+  for (auto& t : suite)
+    if (t.split == s)
+      out.push_back(t.name);
+  return out;
 }
 
 long long task_spec::elements(std::size_t arg_index, const size_set& s) const {
@@ -153,12 +244,13 @@ result<task_spec> load_task(const std::string& path) {
     return make_error(os.str());
   }
   auto r = check_keys(path, root, "",
-                      {"name", "level", "description", "signature", "reference",
+                      {"name", "level", "split", "category", "description", "signature", "reference",
                        "allowed_libraries", "atol", "rtol", "args", "sizes"});
   if (!r)
     return r.err();
   task_spec t;
   t.spec_path = fs::absolute(path).lexically_normal().string();
+  t.spec_source = *text;
   auto name = get<std::string>(path, root, root, "name", "name", "a string");
   if (!name)
     return name.err();
@@ -169,6 +261,20 @@ result<task_spec> load_task(const std::string& path) {
   if (*level < 1 || *level > 3)
     return key_error(path, *root.get("level"), "level", "must be 1, 2 or 3");
   t.level = static_cast<int>(*level);
+  auto split = get<std::string>(path, root, root, "split", "split", "a string (train or eval)");
+  if (!split)
+    return split.err();
+  auto sp = parse_task_split(*split);
+  if (!sp)
+    return key_error(path, *root.get("split"), "split", sp.message());
+  t.split = *sp;
+  auto category = get<std::string>(path, root, root, "category", "category", "a string");
+  if (!category)
+    return category.err();
+  auto cat = parse_task_category(*category);
+  if (!cat)
+    return key_error(path, *root.get("category"), "category", cat.message());
+  t.category = *cat;
   auto desc = get<std::string>(path, root, root, "description", "description", "a string");
   if (!desc)
     return desc.err();

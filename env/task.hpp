@@ -8,11 +8,23 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace leap::env {
 
 enum class arg_role { input, output, inout, size };
+
+// Which role a task plays: train tasks feed the SFT corpus and the RL draw; eval tasks are held
+// out and only `leap eval` (and `leap check`, `leap serve`, `leap tasks verify`) use them.
+enum class task_split { train, eval };
+
+// The operator categories of the bundled suite (KernelBench level-1/2 groupings). Every eval task
+// is a different operator of a category that also has train tasks.
+enum class task_category {
+  activation, elementwise, reduction, norm, softmax, pooling, convolution, matmul, loss, scan,
+  indexing, attention, fused, layout
+};
 
 struct init_dist {
   enum kind_t { uniform, normal, randint, zeros, ones, constant } kind = zeros;
@@ -32,9 +44,12 @@ using size_set = std::map<std::string, long long>;
 struct task_spec {
   std::string name;
   int level = 1;
+  task_split split = task_split::train;
+  task_category category = task_category::elementwise;
   std::string description;
   std::string signature;
   std::string spec_path;       // the task.toml
+  std::string spec_source;     // its text, as loaded
   std::string reference_path;  // absolute path of the reference .cu
   std::string reference_source;
   std::vector<std::string> allowed_libraries;
@@ -58,5 +73,18 @@ result<std::vector<task_spec>> load_task_suite(const std::string& dir);
 result<task_spec> find_task(const std::string& dir, const std::string& name);
 
 const char* to_string(arg_role r);
+const char* to_string(task_split s);
+const char* to_string(task_category c);
+// Parses "train" / "eval"; the error lists the accepted values.
+result<task_split> parse_task_split(std::string_view text);
+result<task_category> parse_task_category(std::string_view text);
+// Every category, in declaration order (for listings and docs).
+const std::vector<task_category>& all_task_categories();
+
+// A stable hash (16 hex digits, FNV-1a 64) of a task suite: every task's task.toml and reference
+// source, in name order. Runs record it so results name the exact suite they measured.
+std::string task_suite_hash(const std::vector<task_spec>& suite);
+// The tasks of `suite` whose split is `s`, in suite order.
+std::vector<std::string> tasks_of_split(const std::vector<task_spec>& suite, task_split s);
 
 } // namespace leap::env

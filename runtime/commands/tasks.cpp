@@ -34,18 +34,24 @@ int run_list(const command_context& ctx) {
       nlohmann::json sizes = nlohmann::json::array();
       for (auto& s : t.sizes)
         sizes.push_back(s);
-      arr.push_back({{"name", t.name}, {"level", t.level}, {"signature", t.signature},
+      arr.push_back({{"name", t.name}, {"level", t.level}, {"split", env::to_string(t.split)},
+                     {"category", env::to_string(t.category)}, {"signature", t.signature},
                      {"sizes", sizes}, {"atol", t.atol}, {"rtol", t.rtol}});
     }
     std::cout << arr.dump() << "\n";
     return exit_ok;
   }
-  std::printf("%-18s %-5s %-6s %s\n", "task", "level", "sizes", "signature");
+  std::printf("%-20s %-5s %-5s %-11s %-5s %s\n", "task", "level", "split", "category", "sizes",
+              "signature");
   for (auto& t : *suite) {
     std::string sig = t.signature.substr(t.signature.find("solution"));
-    std::printf("%-18s %-5d %-6zu %s\n", t.name.c_str(), t.level, t.sizes.size(), sig.c_str());
+    std::printf("%-20s %-5d %-5s %-11s %-5zu %s\n", t.name.c_str(), t.level,
+                env::to_string(t.split), env::to_string(t.category), t.sizes.size(), sig.c_str());
   }
-  std::printf("%zu tasks in %s\n", suite->size(), dir.c_str());
+  std::printf("%zu tasks in %s (%zu train, %zu eval; suite hash %s)\n", suite->size(), dir.c_str(),
+              env::tasks_of_split(*suite, env::task_split::train).size(),
+              env::tasks_of_split(*suite, env::task_split::eval).size(),
+              env::task_suite_hash(*suite).c_str());
   return exit_ok;
 }
 
