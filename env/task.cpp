@@ -107,6 +107,55 @@ std::string task_suite_hash(const std::vector<task_spec>& suite) {
   return buf;
 }
 
+std::string task_suite_hash(const std::map<std::string, task_spec>& catalog) {
+  std::vector<task_spec> v;
+  for (auto& [name, t] : catalog)
+    v.push_back(t);
+  return task_suite_hash(v);
+}
+
+result<std::vector<std::string>> select_tasks(const std::map<std::string, task_spec>& catalog,
+                                              const std::string& key,
+                                              const std::vector<std::string>& listed,
+                                              const std::vector<task_split>& allowed) {
+  auto ok = [&](task_split s) { return std::find(allowed.begin(), allowed.end(), s) != allowed.end(); };
+  std::string allowed_text;
+  for (auto s : allowed)
+    allowed_text += (allowed_text.empty() ? "" : " or ") + std::string(to_string(s));
+  std::vector<std::string> out;
+  if (listed.empty()) {
+    for (auto& [name, t] : catalog)
+      if (ok(t.split))
+        out.push_back(name);
+    if (out.empty())
+      return make_error(key + ": empty, and the task suite has no " + allowed_text + "-split task");
+    return out;
+  }
+  std::set<std::string> seen;
+  for (auto& name : listed) {
+    auto it = catalog.find(name);
+    if (it == catalog.end()) {
+      std::string known;
+      for (auto& [n, t] : catalog)
+        if (ok(t.split))
+          known += (known.empty() ? "" : ", ") + n;
+      return make_error(key + ": unknown task '" + name + "' (" + allowed_text + "-split tasks: " +
+                        known + ")");
+    }
+    if (!ok(it->second.split))
+      return make_error(key + ": '" + name + "' is " +
+                        (it->second.split == task_split::eval
+                           ? "an eval-split task (held out: never in the SFT corpus or the RL draw)"
+                           : "a train-split task") +
+                        " but " + key + " may list only " + allowed_text + "-split tasks (" +
+                        it->second.spec_path + " says split = \"" + to_string(it->second.split) + "\")");
+    if (!seen.insert(name).second)
+      return make_error(key + ": '" + name + "' is listed twice");
+    out.push_back(name);
+  }
+  return out;
+}
+
 std::vector<std::string> tasks_of_split(const std::vector<task_spec>& suite, task_split s) {
   std::vector<std::string> out;
   for (auto& t : suite)

@@ -84,7 +84,18 @@ const std::vector<task_category>& all_task_categories();
 // A stable hash (16 hex digits, FNV-1a 64) of a task suite: every task's task.toml and reference
 // source, in name order. Runs record it so results name the exact suite they measured.
 std::string task_suite_hash(const std::vector<task_spec>& suite);
+std::string task_suite_hash(const std::map<std::string, task_spec>& catalog);
 // The tasks of `suite` whose split is `s`, in suite order.
 std::vector<std::string> tasks_of_split(const std::vector<task_spec>& suite, task_split s);
+
+// The tasks a role uses. `listed` is the configured list (its config key or flag is `key`, for
+// messages); empty means every task of the `allowed` splits, in name order. A listed task that is
+// unknown, listed twice, or of a split the role may not use is an error naming `key`, the task
+// and its task.toml, e.g. "train.tasks: 'elu' is an eval-split task (held out ...)". An empty
+// selection is an error too.
+result<std::vector<std::string>> select_tasks(const std::map<std::string, task_spec>& catalog,
+                                              const std::string& key,
+                                              const std::vector<std::string>& listed,
+                                              const std::vector<task_split>& allowed);
 
 } // namespace leap::env

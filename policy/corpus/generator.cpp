@@ -48,6 +48,9 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
     if (!opt.only_tasks.empty()
         && std::find(opt.only_tasks.begin(), opt.only_tasks.end(), t.name) == opt.only_tasks.end())
       continue;
+    if (t.split != env::task_split::train)
+      return make_error("corpus: task '" + t.name + "' is in the eval split (held out); the corpus "
+                        "only holds train-split tasks");
     auto fam = family_of(t.name);
     if (fam.empty())
       return make_error("corpus: no variant family for task '" + t.name + "'");

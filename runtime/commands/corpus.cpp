@@ -74,13 +74,12 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   auto t0 = std::chrono::steady_clock::now();
   if (opt.out_dir.empty())
     return make_error("corpus: no output directory");
+  auto names = env::select_tasks(*svc.tasks, opt.tasks_key, opt.tasks, {env::task_split::train});
+  if (!names)
+    return make_error("corpus: " + names.message());
   std::vector<env::task_spec> tasks;
-  for (auto& [name, t] : *svc.tasks)
-    if (opt.tasks.empty() || std::find(opt.tasks.begin(), opt.tasks.end(), name) != opt.tasks.end())
-      tasks.push_back(t);
-  for (auto& n : opt.tasks)
-    if (!svc.tasks->count(n))
-      return make_error("corpus: unknown task '" + n + "'");
+  for (auto& n : *names)
+    tasks.push_back(svc.tasks->at(n));
   corpus::generate_options go;
   go.seed = opt.seed;
   go.bugs_per_kind = opt.bugs_per_kind;

@@ -20,7 +20,8 @@ namespace leap::runtime {
 struct corpus_options {
   std::string out_dir;
   std::uint64_t seed = 1;
-  std::vector<std::string> tasks;   // empty = every task of the suite
+  std::vector<std::string> tasks;   // empty = every train-split task; eval-split ones are refused
+  std::string tasks_key = "--task"; // where `tasks` came from, for error messages
   int bugs_per_kind = 1;            // buggy variants per (task, bug kind)
   bool reuse_labels = true;         // read/write the verdict cache under <cache_dir>/corpus-labels
   std::size_t batch = 48;           // variants per evaluator call

@@ -29,6 +29,21 @@ namespace leap::runtime {
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
+  std::vector<env::task_split> splits;
+  if (cfg.eval.split != config::eval_split::train)
+    splits.push_back(env::task_split::eval);
+  if (cfg.eval.split != config::eval_split::eval)
+    splits.push_back(env::task_split::train);
+  auto selected = env::select_tasks(*svc.tasks, "eval.tasks", cfg.eval.tasks, splits);
+  if (!selected)
+    return selected.err();
+  const std::vector<std::string> names = std::move(*selected);
+  const char* split_name = cfg.eval.split == config::eval_split::eval    ? "eval"
+                           : cfg.eval.split == config::eval_split::train ? "train"
+                                                                         : "all";
+  if (show)
+    std::fprintf(stderr, "eval: %zu tasks of the %s split (eval.split; suite %s)\n", names.size(),
+                 split_name, env::task_suite_hash(*svc.tasks).c_str());
   auto tok_path = policy::checkpoint_tokenizer_path(dir);
   if (!tok_path)
     return tok_path.err();
@@ -41,13 +56,6 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   auto mc = policy::load_model_config(dir + "/config.json");
   if (!mc)
     return make_error("checkpoint " + dir + ": " + mc.message());
-  std::vector<std::string> names = cfg.eval.tasks;
-  if (names.empty())
-    for (auto& [n, t] : *svc.tasks)
-      names.push_back(n);
-  for (auto& n : names)
-    if (!svc.tasks->count(n))
-      return make_error("eval.tasks: unknown task '" + n + "'");
   // One compute thread per replica, as in `leap train`, and a replica per core (at most one per
   // task): the groups sample side by side while earlier samples compile. (A multi-threaded BLAS
   // pool also deadlocked in OpenBLAS's fork handler when the process runner forked a compile
@@ -113,8 +121,11 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     return make_error("evaluation interrupted");
 
   eval_summary sum;
+  sum.split = split_name;
+  sum.task_suite = env::task_suite_hash(*svc.tasks);
   const int T = cfg.eval.max_turns;
   std::vector<algo::group_record> records;
+  std::map<std::string, std::vector<algo::group_record>> by_category;
   for (const auto& g : out.groups) {
     auto& r = sum.per_task[g.task];
     sum.samples += g.attempts;
@@ -133,7 +144,14 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
       }
     }
     records.push_back(actors::record_of(g));
+    auto& cat = sum.per_category[env::to_string(svc.tasks->at(g.task).category)];
+    if (std::find(cat.tasks.begin(), cat.tasks.end(), g.task) == cat.tasks.end())
+      cat.tasks.push_back(g.task);
+    by_category[env::to_string(svc.tasks->at(g.task).category)].push_back(records.back());
   }
+  for (auto& [name, cat] : sum.per_category)
+    for (int k = 1; k <= std::max(T, 3); ++k)
+      cat.acc_at.push_back(algo::acc_at_k(by_category[name], std::min(k, T)));
   sum.pass_at_1 = algo::acc_at_k(records, 1);
   for (int k = 1; k <= std::max(T, 3); ++k)
     sum.acc_at.push_back(algo::acc_at_k(records, std::min(k, T)));
@@ -179,6 +197,16 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
     per_task[n] = {{"pass_at_1", acc[0]}, {"acc", acc}, {"turn1_verdicts", t.turn1_status},
                    {"ranked", ranked}};
   }
+  std::printf("\n%-12s %5s %7s %7s %7s\n", "category", "tasks", "acc@1", "acc@2", "acc@3");
+  nlohmann::json per_category = nlohmann::json::object();
+  for (auto& [name, c] : r->per_category) {
+    std::printf("%-12s %5zu %7.3f %7.3f %7.3f\n", name.c_str(), c.tasks.size(), c.acc_at[0],
+                c.acc_at[1], c.acc_at[2]);
+    per_category[name] = {{"tasks", c.tasks}, {"acc_at_1", c.acc_at[0]}, {"acc_at_2", c.acc_at[1]},
+                          {"acc_at_3", c.acc_at[2]}};
+  }
+  std::printf("%s split (%zu tasks, suite %s): ", r->split.c_str(), r->per_task.size(),
+              r->task_suite.c_str());
   std::printf("pass@1 %.3f   Acc@1 %.3f   Acc@2 %.3f   Acc@3 %.3f   turns/pass %.2f\n",
               r->pass_at_1, r->acc_at[0], r->acc_at[1], r->acc_at[2], r->turns_per_pass);
   std::printf("%lld samples, %lld tokens generated; %lld without code, %lld dropped, %lld "
@@ -190,6 +218,8 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
     std::cout << dump_lossy(nlohmann::json{{"pass_at_1", r->pass_at_1}, {"acc_at_1", r->acc_at[0]},
                                 {"acc_at_2", r->acc_at[1]}, {"acc_at_3", r->acc_at[2]},
                                 {"turns_per_pass", r->turns_per_pass}, {"per_task", per_task},
+                                {"per_category", per_category}, {"split", r->split},
+                                {"task_suite", r->task_suite},
                                 {"samples", r->samples}, {"generated_tokens", r->generated_tokens},
                                 {"no_code", r->no_code}, {"dropped", r->dropped},
                                 {"unsupported", r->unsupported},

@@ -4,7 +4,9 @@
 // failed attempt with its verdict's feedback up to eval.max_turns (no DCP in evaluation). Reports
 // pass@1, Acc@1/2/3 (cumulative pass rate by turn) and per-task pass rates over the attempts
 // that have verdicts; attempts lost to the infrastructure or not buildable by the CPU emulation
-// are counted apart. Main thread; no CAF or LibTorch in this header.
+// are counted apart. By default it measures the held-out eval split (eval.split), and it also
+// reports Acc@k per task category and the task-suite hash. Main thread; no CAF or LibTorch in
+// this header.
 #pragma once
 
 #include "common/result.hpp"
@@ -22,11 +24,19 @@ struct eval_task_result {
   std::map<std::string, int> turn1_status; // verdict status counts of the first turn
 };
 
+struct eval_category_result {
+  std::vector<std::string> tasks;    // the evaluated tasks of this category
+  std::vector<double> acc_at;        // acc_at[k-1] = Acc@k over those tasks' groups
+};
+
 struct eval_summary {
+  std::string split;                 // "eval", "train" or "all": which tasks were measured
+  std::string task_suite;            // env::task_suite_hash of the loaded suite
   double pass_at_1 = 0;              // fraction of ranked turn-1 samples that are correct
   std::vector<double> acc_at;        // acc_at[k-1] = Acc@k, k = 1..max(3, max_turns)
   double turns_per_pass = 0;
   std::map<std::string, eval_task_result> per_task;
+  std::map<std::string, eval_category_result> per_category; // by category name
   long long samples = 0;             // completions generated, all turns
   long long generated_tokens = 0;
   long long no_code = 0;             // completions without extractable code (rejected)

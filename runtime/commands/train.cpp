@@ -224,6 +224,15 @@ result<run_policy> load_policy(const services& svc, const std::string& start, bo
 int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const auto& cfg = svc.cfg;
   const auto& tc = cfg.train;
+  // The task list: train-split tasks only (the eval split is held out).
+  auto selected = env::select_tasks(*svc.tasks, "train.tasks", tc.tasks, {env::task_split::train});
+  if (!selected) {
+    std::fprintf(stderr, "leap train: %s\n", selected.message().c_str());
+    return exit_usage;
+  }
+  const std::vector<std::string> tasks = std::move(*selected);
+  // Recorded with every checkpoint and printed: results name the exact suite they measured.
+  const std::string suite_hash = env::task_suite_hash(*svc.tasks);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
@@ -240,15 +249,6 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const std::string metrics_path = out_dir + "/metrics.jsonl";
   const std::string groups_path = out_dir + "/groups.jsonl";
   // The task list.
-  std::vector<std::string> tasks = tc.tasks;
-  if (tasks.empty())
-    for (auto& [name, t] : *svc.tasks)
-      tasks.push_back(name);
-  for (auto& t : tasks)
-    if (!svc.tasks->count(t)) {
-      std::fprintf(stderr, "leap train: train.tasks: unknown task '%s'\n", t.c_str());
-      return exit_usage;
-    }
   std::string start_checkpoint;
   std::int64_t start_step = 0;
   actors::task_progress progress;
@@ -273,6 +273,10 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
                              "(train.tasks differs); resume with the same configuration\n");
         return exit_usage;
       }
+      if (extra.contains("task_suite") && extra.at("task_suite").get<std::string>() != suite_hash)
+        std::fprintf(stderr, "leap train: warning: --resume: the task suite changed since the "
+                             "checkpoint (suite hash %s, now %s); task files were edited\n",
+                     extra.at("task_suite").get<std::string>().c_str(), suite_hash.c_str());
       if (!actors::progress_from_json(extra.at("progress").dump(), progress))
         throw std::runtime_error("bad progress record");
     } catch (const std::exception& e) {
@@ -326,7 +330,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     std::fprintf(stderr, "leap train: %s\n", pol.message().c_str());
     return exit_failed;
   }
-  const std::string extra = nlohmann::json{{"tasks", tasks}, {"seed", tc.seed}, {"warm_start", warm}}.dump();
+  const std::string extra = nlohmann::json{{"tasks", tasks}, {"seed", tc.seed}, {"warm_start", warm},
+                                            {"task_suite", suite_hash}}.dump();
 
   std::ofstream metrics(metrics_path, std::ios::app);
   std::ofstream groups(groups_path, std::ios::app);
@@ -335,10 +340,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     return exit_failed;
   }
   std::printf("leap train: %d steps of B=%d groups x G=%d, up to %d turns, %s mode, DCP %s%s, "
-              "estimator %s, backend %s, %zu tasks\n",
+              "estimator %s, backend %s, %zu train tasks (suite %s)\n",
               tc.steps, tc.batch_groups, tc.group_size, tc.max_turns, msg::to_string(tc.mode),
               tc.dcp ? "on" : "off", tc.cancel_pruned_turn1 ? " (pruned turn-1 stragglers cancelled)" : "",
-              algo::to_string(tc.estimator), env::to_string(svc.backend), tasks.size());
+              algo::to_string(tc.estimator), env::to_string(svc.backend), tasks.size(),
+              suite_hash.c_str());
   std::printf("%5s %6s %6s %6s %5s %8s %6s %6s %4s %8s %14s %9s %8s %4s %7s\n", "step", "acc@1",
               "acc@2", "acc@3", "act%", "compiles", "hits", "cancel", "drop", "att/s",
               "util g/c/e %", "loss", "kl", "ver", "step_s");

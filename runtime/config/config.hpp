@@ -111,6 +111,10 @@ struct sft_section {
 };
 
 // Sampling evaluation with multi-turn feedback (`leap eval`).
+// Which tasks `leap eval` measures by default: the held-out eval split, the train split (to
+// compare with what was trained on) or all of them.
+enum class eval_split { eval, train, all };
+
 struct eval_section {
   int group_size = 8;        // attempts per task (G)
   int max_turns = 3;
@@ -118,7 +122,8 @@ struct eval_section {
   double top_p = 1.0;
   int max_new_tokens = 512;
   std::uint64_t seed = 1;
-  std::vector<std::string> tasks; // empty = every bundled task
+  eval_split split = eval_split::eval;
+  std::vector<std::string> tasks; // empty = every task of `split`
 };
 
 // RL training (`leap train`): the LEAP pipeline's batch, groups, turns, DCP and rewards.

@@ -173,7 +173,9 @@ void register_sft(registry& r) {
         "other correct solutions rather than its first (simplest) one; below 1 a small model "
         "memorises one solution per task sooner, and its repairs converge on that solution.")
       .at_least(0);
-  s.key("tasks", &sft_section::tasks, "Tasks whose corpus is trained on; empty = every bundled task.");
+  s.key("tasks", &sft_section::tasks,
+        "Tasks whose corpus is trained on; empty = every train-split task. Eval-split tasks are "
+        "refused.");
 }
 
 void register_eval(registry& r) {
@@ -189,7 +191,12 @@ void register_eval(registry& r) {
   s.key("max_new_tokens", &eval_section::max_new_tokens, "Longest completion, in tokens.")
       .at_least(1);
   s.key("seed", &eval_section::seed, "Sampling seed.");
-  s.key("tasks", &eval_section::tasks, "Tasks to evaluate; empty = every bundled task.");
+  s.key_enum("split", &eval_section::split,
+             {{"eval", eval_split::eval}, {"train", eval_split::train}, {"all", eval_split::all}},
+             "Which tasks are evaluated: eval = the held-out split (never in the SFT corpus or "
+             "the RL draw), train = the training split, all = both.");
+  s.key("tasks", &eval_section::tasks,
+        "Tasks to evaluate; empty = every task of eval.split. Each must belong to eval.split.");
 }
 
 void register_train(registry& r) {
@@ -263,7 +270,8 @@ void register_train(registry& r) {
   s.key("warm_start", &train_section::warm_start,
         "Pretrain checkpoint to start from; empty = <out>/pretrain, made by `leap pretrain` "
         "settings when missing.");
-  s.key("tasks", &train_section::tasks, "Tasks to train on; empty = every bundled task.");
+  s.key("tasks", &train_section::tasks,
+        "Tasks to train on; empty = every train-split task. Eval-split tasks are refused.");
 }
 
 const std::vector<std::pair<std::string, node_role>>& node_roles() {

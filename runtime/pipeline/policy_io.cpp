@@ -38,6 +38,9 @@ result<std::vector<sft_text>> load_sft_texts(const std::string& path,
     auto it = tasks.find(task);
     if (it == tasks.end())
       continue; // a task no longer in the suite
+    if (it->second.split != env::task_split::train)
+      return make_error(path + ":" + std::to_string(line_no) + ": task '" + task +
+                        "' is in the eval split (held out); SFT never trains on it");
     auto kind = j.value("kind", "");
     auto view = view_of(it->second);
     if (kind == "solution" && j.value("target", false)) {

@@ -85,6 +85,8 @@ signature = 'extern "C" void solution(const float* a, float* c, int n)'
 reference = "reference.cu"
 atol = 1e-5
 rtol = 1e-5
+split = "train"
+category = "elementwise"
 
 [[args]]
 name = "a"
@@ -141,7 +143,7 @@ TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {
     temp_task t(replace(good_task, "role = \"output\"", "role = \"outptu\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find(t.path() + ":18:8:"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find(t.path() + ":20:8:"), std::string::npos) << r.message();
     EXPECT_NE(r.message().find("args[1].role"), std::string::npos) << r.message();
   }
   {
@@ -184,6 +186,108 @@ TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {
   }
 }
 
+TEST(TaskLoader, SplitAndCategoryAreRequiredAndValidated) {
+  {
+    temp_task t(replace(good_task, "split = \"train\"", "split = \"eval\""));
+    auto r = load_task(t.path());
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->split, task_split::eval);
+    EXPECT_EQ(r->category, task_category::elementwise);
+  }
+  {
+    temp_task t(replace(good_task, "split = \"train\"\n", ""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("split: missing required key"), std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "split = \"train\"", "split = \"test\""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.message().rfind(t.path() + ":8:", 0), 0u) << r.message();
+    EXPECT_NE(r.message().find("split: 'test' is not a split (one of: train, eval)"),
+              std::string::npos) << r.message();
+  }
+  {
+    temp_task t(replace(good_task, "category = \"elementwise\"", "category = \"activations\""));
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.message().rfind(t.path() + ":9:", 0), 0u) << r.message();
+    EXPECT_NE(r.message().find("category: 'activations' is not a category (one of: activation,"),
+              std::string::npos) << r.message();
+  }
+}
+
+namespace {
+
+std::map<std::string, task_spec> catalog_of(std::vector<std::pair<std::string, task_split>> v) {
+  std::map<std::string, task_spec> c;
+  for (auto& [name, split] : v) {
+    task_spec t;
+    t.name = name;
+    t.split = split;
+    t.spec_path = "/suite/" + name + "/task.toml";
+    c[name] = t;
+  }
+  return c;
+}
+
+} // namespace
+
+TEST(TaskSelection, RolesTakeOnlyTheirSplit) {
+  auto c = catalog_of({{"relu", task_split::train}, {"elu", task_split::eval},
+                       {"add", task_split::train}, {"mish", task_split::eval}});
+  // Empty lists mean the whole split, in name order.
+  EXPECT_EQ(*select_tasks(c, "train.tasks", {}, {task_split::train}),
+            (std::vector<std::string>{"add", "relu"}));
+  EXPECT_EQ(*select_tasks(c, "eval.tasks", {}, {task_split::eval}),
+            (std::vector<std::string>{"elu", "mish"}));
+  EXPECT_EQ(select_tasks(c, "eval.tasks", {}, {task_split::eval, task_split::train})->size(), 4u);
+  // A listed task keeps the list's order.
+  EXPECT_EQ(*select_tasks(c, "train.tasks", {"relu", "add"}, {task_split::train}),
+            (std::vector<std::string>{"relu", "add"}));
+  // An eval task where training draws: an error naming the key, the task and its file.
+  auto r = select_tasks(c, "sft.tasks", {"relu", "elu"}, {task_split::train});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("sft.tasks: 'elu' is an eval-split task (held out"), std::string::npos)
+    << r.message();
+  EXPECT_NE(r.message().find("/suite/elu/task.toml says split = \"eval\""), std::string::npos)
+    << r.message();
+  // A train task in an eval-only list.
+  r = select_tasks(c, "eval.tasks", {"relu"}, {task_split::eval});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("eval.tasks: 'relu' is a train-split task"), std::string::npos);
+  // Unknown names list what the role may use; duplicates are refused.
+  r = select_tasks(c, "train.tasks", {"gelu"}, {task_split::train});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("train.tasks: unknown task 'gelu' (train-split tasks: add, relu)"),
+            std::string::npos) << r.message();
+  EXPECT_FALSE(select_tasks(c, "train.tasks", {"add", "add"}, {task_split::train}).ok());
+  // A suite without any task of the split.
+  auto only_train = catalog_of({{"relu", task_split::train}});
+  r = select_tasks(only_train, "eval.tasks", {}, {task_split::eval});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("no eval-split task"), std::string::npos) << r.message();
+}
+
+TEST(TaskSuiteHash, NamesTheExactSuite) {
+  temp_task a(good_task);
+  auto t = load_task(a.path());
+  ASSERT_TRUE(t.ok()) << t.message();
+  auto u = *t;
+  u.name = "demo2";
+  const auto h = task_suite_hash(std::vector<task_spec>{*t, u});
+  EXPECT_EQ(h.size(), 16u);
+  EXPECT_EQ(h, task_suite_hash(std::vector<task_spec>{u, *t})) << "order-independent";
+  auto edited = u;
+  edited.spec_source += "\n# a comment";
+  EXPECT_NE(h, task_suite_hash(std::vector<task_spec>{*t, edited}));
+  auto ref_edited = u;
+  ref_edited.reference_source += " ";
+  EXPECT_NE(h, task_suite_hash(std::vector<task_spec>{*t, ref_edited}));
+  EXPECT_NE(h, task_suite_hash(std::vector<task_spec>{*t}));
+}
+
 TEST(TaskLoader, BundledSuiteLoads) {
   auto suite = load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
   ASSERT_TRUE(suite.ok()) << suite.message();
@@ -216,6 +320,22 @@ TEST(TaskLoader, BundledSuiteLoads) {
   }
   EXPECT_TRUE(required.empty());
   EXPECT_EQ(levels, (std::set<int>{1, 2, 3}));
+}
+
+// Issue 17: at least 60 tasks; at least 15 held out, each a different operator of a category
+// that also has train tasks, and the categories of KernelBench's level 1/2 all present.
+TEST(TaskLoader, BundledSuiteHasAHeldOutEvalSplit) {
+  auto suite = load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
+  ASSERT_TRUE(suite.ok()) << suite.message();
+  EXPECT_GE(suite->size(), 60u);
+  std::map<task_category, int> train, eval;
+  for (auto& t : *suite)
+    ++(t.split == task_split::train ? train : eval)[t.category];
+  EXPECT_GE(tasks_of_split(*suite, task_split::eval).size(), 15u);
+  for (auto& [c, n] : eval)
+    EXPECT_GT(train[c], 0) << to_string(c) << " has eval tasks but no train task";
+  for (auto c : all_task_categories())
+    EXPECT_GT(train[c], 0) << to_string(c) << " has no train task";
 }
 
 TEST(Glue, InvokesSolutionWithCasts) {

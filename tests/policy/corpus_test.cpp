@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -17,11 +18,23 @@ using namespace leap::corpus;
 
 namespace {
 
-const std::vector<env::task_spec>& suite() {
+const std::vector<env::task_spec>& full_suite() {
   static const auto tasks = [] {
     auto t = env::load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
     EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.message());
     return t.ok() ? *t : std::vector<env::task_spec>{};
+  }();
+  return tasks;
+}
+
+// The train split: the tasks the corpus covers (the eval split is held out).
+const std::vector<env::task_spec>& suite() {
+  static const auto tasks = [] {
+    std::vector<env::task_spec> out;
+    for (auto& t : full_suite())
+      if (t.split == env::task_split::train)
+        out.push_back(t);
+    return out;
   }();
   return tasks;
 }
@@ -256,4 +269,25 @@ TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {
   }
   EXPECT_EQ(typos, 3);
   std::filesystem::remove_all(*dir);
+}
+
+// Issue 17: the corpus never holds an eval-split task. Every train task has a family; an eval
+// task handed to the generator is refused, not quietly generated.
+TEST(CorpusGenerator, HoldsOnlyTrainSplitTasks) {
+  for (auto& t : suite())
+    EXPECT_FALSE(family_of(t.name).empty()) << t.name << " (train split) has no corpus family";
+  std::size_t held_out = 0;
+  for (auto& t : full_suite()) {
+    if (t.split != env::task_split::eval)
+      continue;
+    ++held_out;
+    auto v = generate({t}, generate_options{});
+    ASSERT_FALSE(v.ok()) << t.name;
+    EXPECT_NE(v.message().find("'" + t.name + "' is in the eval split"), std::string::npos)
+      << v.message();
+  }
+  EXPECT_GE(held_out, 15u);
+  auto relu = *std::find_if(suite().begin(), suite().end(), [](auto& t) { return t.name == "relu"; });
+  relu.split = env::task_split::eval;
+  EXPECT_FALSE(generate({relu}, generate_options{}).ok());
 }

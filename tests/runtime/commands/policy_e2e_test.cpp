@@ -1,15 +1,21 @@
 // `leap pretrain` and `leap eval` end to end with a tiny model on two tasks: the corpus is
 // labelled through the real environment, the tokenizer trained, a few SFT steps run, a
 // checkpoint written; eval samples through it, verifies every sample with nvcc and the CPU
-// emulation, and feeds the verdicts back for a second turn.
+// emulation, and feeds the verdicts back for a second turn. Then the held-out split (issue 17).
 #include "common/fs.hpp"
+#include "common/strings.hpp"
 #include "runtime/commands/eval.hpp"
+#include "runtime/commands/corpus.hpp"
 #include "runtime/commands/pretrain.hpp"
+#include "runtime/commands/train.hpp"
+#include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 namespace fs = std::filesystem;
 using namespace leap;
@@ -18,7 +24,7 @@ using namespace leap::runtime;
 TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   auto cfg = config::defaults();
   for (const char* s : {"environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
-                        "eval.tasks=[\"vector_add\", \"relu\"]", "policy.vocab_size=600",
+                        "eval.split=train", "eval.tasks=[\"vector_add\", \"relu\"]", "policy.vocab_size=600",
                         "policy.d_model=32", "policy.n_layers=1", "policy.n_heads=2",
                         "policy.n_kv_heads=1", "policy.d_ff=64", "sft.max_steps=3",
                         "sft.batch_sequences=2", "eval.group_size=2", "eval.max_turns=2",
@@ -51,5 +57,79 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
     for (int s : t.solved_turn)
       unsolved += s != 1;
   EXPECT_EQ(e->samples, 4 + unsolved);
+  EXPECT_EQ(e->split, "train");
+
+  // Issue 17: the held-out split. A suite of vector_add and relu (train) and relu_held (a copy
+  // of relu marked split = "eval"): eval measures the eval split by default and says so, with
+  // scores per category; training roles refuse the held-out task, naming their key; the corpus
+  // leaves it out.
+  const auto suite_dir = fs::path(dir).parent_path() / "tasks";
+  fs::create_directories(suite_dir);
+  for (auto name : {"vector_add", "relu"})
+    fs::copy(fs::path(LEAP_SOURCE_DIR) / "tasks" / name, suite_dir / name,
+             fs::copy_options::recursive);
+  fs::copy(fs::path(LEAP_SOURCE_DIR) / "tasks" / "relu", suite_dir / "relu_held",
+           fs::copy_options::recursive);
+  {
+    auto text = *read_file((suite_dir / "relu_held" / "task.toml").string());
+    for (auto [from, to] : {std::pair{"name = \"relu\"", "name = \"relu_held\""},
+                            std::pair{"split = \"train\"", "split = \"eval\""}}) {
+      auto at = text.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      text.replace(at, std::string(from).size(), to);
+    }
+    std::ofstream((suite_dir / "relu_held" / "task.toml").string()) << text;
+  }
+  auto held_cfg = cfg;
+  held_cfg.environment.tasks_dir = suite_dir.string();
+  held_cfg.eval = config::defaults().eval; // eval.split = "eval", no task list
+  held_cfg.eval.group_size = 2;
+  held_cfg.eval.max_turns = 1;
+  held_cfg.eval.max_new_tokens = 48;
+  auto held = make_services(held_cfg);
+  ASSERT_TRUE(held.ok()) << held.message();
+  auto he = evaluate_checkpoint(**held, dir, false);
+  ASSERT_TRUE(he.ok()) << he.message();
+  EXPECT_EQ(he->split, "eval");
+  ASSERT_EQ(he->per_task.size(), 1u);
+  EXPECT_TRUE(he->per_task.count("relu_held"));
+  ASSERT_EQ(he->per_category.size(), 1u);
+  EXPECT_EQ(he->per_category["activation"].tasks, std::vector<std::string>{"relu_held"});
+  EXPECT_EQ(he->task_suite, env::task_suite_hash(*(*held)->tasks));
+  EXPECT_NE(he->task_suite, e->task_suite);
+
+  // eval.tasks naming a train task under eval.split = "eval" is refused, naming the key.
+  (*held)->cfg.eval.tasks = {"relu"};
+  auto wrong = evaluate_checkpoint(**held, dir, false);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.message().find("eval.tasks: 'relu' is a train-split task"), std::string::npos)
+    << wrong.message();
+  (*held)->cfg.eval.tasks.clear();
+
+  // sft.tasks and train.tasks may not hold it; nothing is written.
+  (*held)->cfg.sft.tasks = {"relu", "relu_held"};
+  auto sft = pretrain(**held, dir + "-held", false);
+  ASSERT_FALSE(sft.ok());
+  EXPECT_NE(sft.message().find("sft.tasks: 'relu_held' is an eval-split task"), std::string::npos)
+    << sft.message();
+  EXPECT_FALSE(fs::exists(dir + "-held"));
+  (*held)->cfg.train.tasks = {"relu_held"};
+  EXPECT_EQ(cmd_train(**held, dir + "-run", false), 2);
+  EXPECT_FALSE(fs::exists(dir + "-run"));
+
+  // The corpus of the whole suite: train tasks only.
+  auto ev = evaluator::create(**held);
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  corpus_options co;
+  co.out_dir = fs::path(dir).parent_path().string() + "/corpus";
+  auto c = build_corpus(**held, **ev, co);
+  ASSERT_TRUE(c.ok()) << c.message();
+  std::set<std::string> in_corpus;
+  for (auto& line : split_lines(*read_file(co.out_dir + "/corpus.jsonl")))
+    if (auto at = line.find("\"task\":\""); at != std::string::npos)
+      in_corpus.insert(line.substr(at + 8, line.find('"', at + 8) - at - 8));
+  EXPECT_EQ(in_corpus, (std::set<std::string>{"relu", "vector_add"}));
+  co.tasks = {"relu_held"};
+  EXPECT_FALSE(build_corpus(**held, **ev, co).ok());
   fs::remove_all(fs::path(dir).parent_path());
 }

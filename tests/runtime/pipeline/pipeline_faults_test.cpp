@@ -301,3 +301,25 @@ TEST(PipelineFaults, FailedLearnerStepEndsTheRunWithItsErrorAndACheckpoint) {
   EXPECT_EQ(j["policy_version"].get<int>(), 0);
   fs::remove_all(dir);
 }
+
+// Issue 17: the RL draw takes only train-split tasks. The assembly refuses a trainer whose task
+// list holds an eval-split task before any actor starts, whatever the caller checked before.
+TEST(PipelineAssembly, RLDrawRefusesEvalSplitTasks) {
+  auto catalog = std::make_shared<actors::task_catalog>();
+  for (auto [name, split] : {std::pair{"relu", env::task_split::train},
+                             std::pair{"elu", env::task_split::eval}}) {
+    env::task_spec spec;
+    spec.name = name;
+    spec.split = split;
+    (*catalog)[name] = spec;
+  }
+  runtime::pipeline_description d;
+  d.tasks = catalog;
+  runtime::train_driver td;
+  td.trainer.tasks = {"relu", "elu"};
+  d.train = std::move(td);
+  auto p = runtime::pipeline::spawn(std::move(d));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.message().find("train.tasks: 'elu' is an eval-split task"), std::string::npos)
+    << p.message();
+}
