@@ -305,4 +305,185 @@ TEST(TaskOracles, EveryBundledTaskHasTomlAndOracle) {
   }
 }
 
+// ---- held-out eval split (issue 17): hand-computed cases for the subtle points of its oracles ----
+
+oracle_buffer int_out(std::size_t n) { return ints(std::vector<std::int32_t>(n, -7)); }
+
+TEST(TaskOracles, EvalRowArgminTakesTheFirstOfTiedMinima) {
+  oracle_case c;
+  c.ints = {{"rows", 2}, {"cols", 4}};
+  c.inputs["x"] = floats({3, -1, 2, -1, 5, 6, 5, 7});
+  c.outputs["out"] = int_out(2);
+  auto r = run_oracle("row_argmin", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(c.outputs["out"].i32, (std::vector<std::int32_t>{1, 0}));
+}
+
+TEST(TaskOracles, EvalHuberSwitchesToLinearAtDelta) {
+  // d = 0.5 -> 0.125; d = -2 -> 1.5; d = 3 -> 2.5; mean 4.125 / 3.
+  oracle_case c;
+  c.ints["n"] = 3;
+  c.inputs["pred"] = floats({1.5f, 0, 3});
+  c.inputs["target"] = floats({1, 2, 0});
+  c.outputs["out"] = float_out(1);
+  auto r = run_oracle("huber_loss", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_NEAR(c.outputs["out"].f32[0], 4.125 / 3, 1e-6);
+}
+
+TEST(TaskOracles, EvalCausalAttentionRowZeroSeesOnlyItself) {
+  // Equal keys: row i averages v[0..i].
+  oracle_case c;
+  c.ints = {{"seq", 3}, {"d", 1}};
+  c.inputs["q"] = floats({1, 2, 3});
+  c.inputs["k"] = floats({1, 1, 1});
+  c.inputs["v"] = floats({3, 6, 9});
+  c.outputs["out"] = float_out(3);
+  auto r = run_oracle("causal_attention", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  expect_near_all(c.outputs["out"].f32, {3, 4.5f, 6}, 1e-5f);
+}
+
+TEST(TaskOracles, EvalPoolingWithStride) {
+  // maxpool2d: 1 x 3 x 4, k = 2, s = 2 -> 1 x 1 x 2 (the last row is dropped).
+  oracle_case c;
+  c.ints = {{"C", 1}, {"H", 3}, {"W", 4}, {"k", 2}, {"s", 2}};
+  c.inputs["x"] = floats({1, 2, -3, -4, 5, -6, -7, -1, 9, 9, 9, 9});
+  c.outputs["y"] = float_out(2);
+  auto r = run_oracle("maxpool2d", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  expect_near_all(c.outputs["y"].f32, {5, -1}, 0);
+
+  // avgpool1d: 2 x 5, k = 3, s = 2 -> 2 x 2.
+  oracle_case d;
+  d.ints = {{"C", 2}, {"L", 5}, {"k", 3}, {"s", 2}};
+  d.inputs["x"] = floats({1, 2, 3, 4, 5, 0, 0, 3, 6, 0});
+  d.outputs["y"] = float_out(4);
+  auto r2 = run_oracle("avgpool1d", d);
+  ASSERT_TRUE(r2.ok()) << r2.message();
+  expect_near_all(d.outputs["y"].f32, {2, 4, 1, 3}, 1e-6f);
+}
+
+TEST(TaskOracles, EvalDepthwiseConvDoesNotMixChannels) {
+  // 2 x 2 x 2 input, 1 x 1 filters 2 and -1: every channel is only scaled.
+  oracle_case c;
+  c.ints = {{"C", 2}, {"H", 2}, {"W", 2}, {"R", 1}};
+  c.inputs["x"] = floats({1, 2, 3, 4, 5, 6, 7, 8});
+  c.inputs["w"] = floats({2, -1});
+  c.outputs["y"] = float_out(8);
+  auto r = run_oracle("depthwise_conv2d", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  expect_near_all(c.outputs["y"].f32, {2, 4, 6, 8, -5, -6, -7, -8}, 0);
+}
+
+TEST(TaskOracles, EvalLayoutAndIndexing) {
+  // matmul_transposed_a: A is 2 x 1 (K x M), B is 2 x 2: C = A^T B = [1*1 + 2*3, 1*2 + 2*4].
+  oracle_case c;
+  c.ints = {{"M", 1}, {"N", 2}, {"K", 2}};
+  c.inputs["A"] = floats({1, 2});
+  c.inputs["B"] = floats({1, 2, 3, 4});
+  c.outputs["C"] = float_out(2);
+  auto r = run_oracle("matmul_transposed_a", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  expect_near_all(c.outputs["C"].f32, {7, 10}, 0);
+
+  // batched_transpose: two 2 x 3 matrices become two 3 x 2 ones.
+  oracle_case t;
+  t.ints = {{"B", 2}, {"M", 2}, {"N", 3}};
+  t.inputs["x"] = floats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  t.outputs["y"] = float_out(12);
+  auto r2 = run_oracle("batched_transpose", t);
+  ASSERT_TRUE(r2.ok()) << r2.message();
+  expect_near_all(t.outputs["y"].f32, {1, 4, 2, 5, 3, 6, 7, 10, 8, 11, 9, 12}, 0);
+
+  // gather repeats indices; an index outside [0, n_src) is an error, not a clamp.
+  oracle_case g;
+  g.ints = {{"n_src", 3}, {"n_out", 4}};
+  g.inputs["x"] = floats({10, 20, 30});
+  g.inputs["idx"] = ints({2, 0, 2, 1});
+  g.outputs["out"] = float_out(4);
+  auto r3 = run_oracle("gather", g);
+  ASSERT_TRUE(r3.ok()) << r3.message();
+  expect_near_all(g.outputs["out"].f32, {30, 10, 30, 20}, 0);
+  g.inputs["idx"] = ints({2, 0, 3, 1});
+  EXPECT_FALSE(run_oracle("gather", g).ok());
+}
+
+TEST(TaskOracles, EvalRowwiseScansAndNorms) {
+  // cumsum_rows restarts at every row; log_softmax of [0, log 3] is [log 1/4, log 3/4].
+  oracle_case c;
+  c.ints = {{"rows", 2}, {"cols", 3}};
+  c.inputs["x"] = floats({1, 2, 3, -1, -1, 5});
+  c.outputs["y"] = float_out(6);
+  auto r = run_oracle("cumsum_rows", c);
+  ASSERT_TRUE(r.ok()) << r.message();
+  expect_near_all(c.outputs["y"].f32, {1, 3, 6, -1, -2, 3}, 0);
+
+  oracle_case l;
+  l.ints = {{"rows", 1}, {"cols", 2}};
+  l.inputs["x"] = floats({0, std::log(3.0f)});
+  l.outputs["y"] = float_out(2);
+  auto r2 = run_oracle("log_softmax_rows", l);
+  ASSERT_TRUE(r2.ok()) << r2.message();
+  expect_near_all(l.outputs["y"].f32, {std::log(0.25f), std::log(0.75f)}, 1e-6f);
+
+  // col_mean of a 2 x 2 matrix.
+  oracle_case m;
+  m.ints = {{"rows", 2}, {"cols", 2}};
+  m.inputs["x"] = floats({1, 2, 3, 6});
+  m.outputs["out"] = float_out(2);
+  auto r3 = run_oracle("col_mean", m);
+  ASSERT_TRUE(r3.ok()) << r3.message();
+  expect_near_all(m.outputs["out"].f32, {2, 4}, 0);
+
+  // groupnorm, N = 1, C = 2, L = 1, G = 1: the group [1, 3] has mean 2 and variance 1.
+  oracle_case g;
+  g.ints = {{"N", 1}, {"C", 2}, {"L", 1}, {"G", 1}};
+  g.inputs["x"] = floats({1, 3});
+  g.inputs["gamma"] = floats({1, 2});
+  g.inputs["beta"] = floats({0, 1});
+  g.outputs["y"] = float_out(2);
+  auto r4 = run_oracle("groupnorm", g);
+  ASSERT_TRUE(r4.ok()) << r4.message();
+  const float s = static_cast<float>(1.0 / std::sqrt(1.0 + 1e-5));
+  expect_near_all(g.outputs["y"].f32, {-s, 2 * s + 1}, 1e-6f);
+  g.ints["G"] = 3;  // does not divide C
+  EXPECT_FALSE(run_oracle("groupnorm", g).ok());
+}
+
+TEST(TaskOracles, EvalActivationsAndFused) {
+  oracle_case c;
+  c.ints["n"] = 3;
+  c.inputs["x"] = floats({2, 0, -1});
+  c.outputs["y"] = float_out(3);
+  ASSERT_TRUE(run_oracle("elu", c).ok());
+  expect_near_all(c.outputs["y"].f32, {2, 0, static_cast<float>(std::exp(-1.0) - 1)}, 1e-6f);
+  ASSERT_TRUE(run_oracle("mish", c).ok());
+  const auto mish = [](double x) { return x * std::tanh(std::log1p(std::exp(x))); };
+  expect_near_all(c.outputs["y"].f32,
+                  {static_cast<float>(mish(2)), 0, static_cast<float>(mish(-1))}, 1e-6f);
+
+  oracle_case l;
+  l.ints["n"] = 2;
+  l.inputs["a"] = floats({1, -2});
+  l.inputs["b"] = floats({3, 2});
+  l.inputs["w"] = floats({0.25f, 1});
+  l.outputs["out"] = float_out(2);
+  ASSERT_TRUE(run_oracle("lerp", l).ok());
+  expect_near_all(l.outputs["out"].f32, {1.5f, 2}, 0);
+
+  // matmul_bias_gelu with 1 x 1 operands: z = 2 * 0.5 + 0 = 1.
+  oracle_case f;
+  f.ints = {{"M", 1}, {"N", 1}, {"K", 1}};
+  f.inputs["A"] = floats({2});
+  f.inputs["B"] = floats({0.5f});
+  f.inputs["bias"] = floats({0});
+  f.outputs["C"] = float_out(1);
+  ASSERT_TRUE(run_oracle("matmul_bias_gelu", f).ok());
+  const double gelu1 = 0.5 * (1 + std::tanh(std::sqrt(2 / std::acos(-1.0)) * (1 + 0.044715)));
+  EXPECT_NEAR(f.outputs["C"].f32[0], gelu1, 1e-6);
+}
+
+// ---- end of held-out eval split ----
+
 } // namespace

@@ -1,0 +1,20 @@
+// Reference for task elu (alpha = 1): naive and correct, one thread per element.
+// Used by leap as ground truth for candidates; compiled by nvcc and by the CPU emulation.
+#include <cuda_runtime.h>
+
+__global__ void elu_kernel(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = x[i];
+    const float alpha = 1.0f;
+    y[i] = v > 0.0f ? v : alpha * expm1f(v);
+  }
+}
+
+extern "C" void solution(const float* x, float* y, int n) {
+  if (n <= 0) return;
+  const int block = 256;
+  const int grid = (n + block - 1) / block;
+  elu_kernel<<<grid, block>>>(x, y, n);
+  cudaDeviceSynchronize();
+}
