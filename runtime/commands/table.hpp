@@ -78,6 +78,7 @@ command cache_command();
 command version_command();
 command node_command();
 command serve_command();
+command report_command();
 command cluster_status_command();
 command tokenize_command();
 

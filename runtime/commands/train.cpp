@@ -13,6 +13,7 @@
 #include "runtime/commands/run_files.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/assembly.hpp"
+#include "runtime/report/html_report.hpp"
 #include "runtime/pipeline/options.hpp"
 
 #include <nlohmann/json.hpp>
@@ -483,6 +484,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
                  ck_dir.c_str());
     return exit_failed;
   }
+  // The run's page (`leap report` of this run), also after Ctrl-C or a failed step.
+  metrics.flush();
+  const std::string report_path = out_dir + "/report.html";
+  if (auto r = report::write_report({out_dir}, report_path); !r)
+    std::fprintf(stderr, "leap train: warning: report.html not written: %s\n", r.message().c_str());
   switch (end.end) {
     case actors::run_end::how::interrupted:
       std::printf("interrupted: state saved in %s; continue with --resume (%.1f s)\n",
@@ -496,8 +502,8 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
       return exit_failed;
     case actors::run_end::how::completed: break;
   }
-  std::printf("done: %d steps in %.1f s; metrics in %s, groups in %s\n", tc.steps, total,
-              metrics_path.c_str(), groups_path.c_str());
+  std::printf("done: %d steps in %.1f s; metrics in %s, groups in %s, charts in %s\n", tc.steps,
+              total, metrics_path.c_str(), groups_path.c_str(), report_path.c_str());
   return exit_ok;
 }
 

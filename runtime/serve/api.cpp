@@ -315,8 +315,8 @@ std::string group_body(const msg::group_view& g) {
 std::string tasks_body(const std::map<std::string, env::task_spec>& tasks) {
   json list = json::array();
   for (const auto& [name, t] : tasks)
-    list.push_back({{"name", name}, {"level", t.level}, {"split", "train"},
-                    {"signature", t.signature}});
+    list.push_back({{"name", name}, {"level", t.level}, {"split", env::to_string(t.split)},
+                    {"category", env::to_string(t.category)}, {"signature", t.signature}});
   return dump_lossy(json{{"schema", schema_version}, {"tasks", std::move(list)}});
 }
 
@@ -324,7 +324,8 @@ std::string task_body(const env::task_spec& t, const std::string& prompt) {
   json j{{"schema", schema_version},
          {"name", t.name},
          {"level", t.level},
-         {"split", "train"},
+         {"split", env::to_string(t.split)},
+         {"category", env::to_string(t.category)},
          {"signature", t.signature},
          {"description", t.description},
          {"allowed_libraries", t.allowed_libraries},

@@ -4,6 +4,7 @@
 // checkpoint; and that a run killed with SIGKILL resumes losing at most one step, with no task
 // trained on twice within an epoch.
 #include "common/fs.hpp"
+#include "env/process.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
@@ -267,6 +268,24 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
     EXPECT_EQ(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)])
       << "step " << i + 1 << " trained other groups than the unbroken run's";
   EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), steps);
+  // Issue 18: each finished run wrote its page; `leap report` overlays the two real runs in one
+  // self-contained page (inline SVG, nothing fetched from outside).
+  for (auto& dir : {out, whole}) {
+    auto page = read_file(dir + "/report.html");
+    ASSERT_TRUE(page.ok()) << dir;
+    EXPECT_NE(page->find("<svg"), std::string::npos);
+  }
+  env::process_spec rs;
+  rs.argv = {LEAP_BINARY, "report", out, whole, "--out", root + "/both.html"};
+  rs.timeout_seconds = 60;
+  auto ro = env::run_blocking(rs);
+  EXPECT_EQ(ro.exit_code, 0) << ro.err;
+  auto both = read_file(root + "/both.html");
+  ASSERT_TRUE(both.ok());
+  EXPECT_NE(both->find(fs::path(out).filename().string()), std::string::npos);
+  EXPECT_NE(both->find(fs::path(whole).filename().string()), std::string::npos);
+  EXPECT_EQ(both->find("<script"), std::string::npos);
+  EXPECT_EQ(both->find("https://"), std::string::npos);
   fs::remove_all(root);
 }
 

@@ -225,3 +225,22 @@ TEST(ServeApi, MutatedBodiesNeverThrowAndEveryRefusalSaysWhy) {
   EXPECT_GT(refused, 0);
   EXPECT_GT(accepted, 0);
 }
+
+// Issue 17: the task listing says which split each task is in (eval = held out) and its category.
+TEST(ServeApi, TaskListingCarriesSplitAndCategory) {
+  std::map<std::string, env::task_spec> tasks;
+  tasks["relu"].name = "relu";
+  tasks["relu"].category = env::task_category::activation;
+  tasks["elu"].name = "elu";
+  tasks["elu"].split = env::task_split::eval;
+  tasks["elu"].category = env::task_category::activation;
+  auto j = json::parse(tasks_body(tasks));
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_EQ(j["tasks"][0]["name"], "elu");
+  EXPECT_EQ(j["tasks"][0]["split"], "eval");
+  EXPECT_EQ(j["tasks"][1]["split"], "train");
+  EXPECT_EQ(j["tasks"][1]["category"], "activation");
+  auto one = json::parse(task_body(tasks["elu"], "prompt"));
+  EXPECT_EQ(one["split"], "eval");
+  EXPECT_EQ(one["category"], "activation");
+}

@@ -1,0 +1,214 @@
+// render_report and write_report: see html_report.hpp.
+#include "runtime/report/html_report.hpp"
+
+#include "runtime/report/svg_chart.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+
+namespace leap::report {
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+using metric = std::function<double(const step_row&)>;
+
+struct line_spec {
+  std::string name; // "Acc@1"; empty when the chart has one line per run
+  metric value;
+  int dash = 0;
+};
+
+// One chart: for every run, one line per spec, x = step or wall-clock minutes.
+std::string chart_of(const std::vector<run_data>& runs, const std::string& title,
+                     const std::string& y_label, const std::vector<line_spec>& specs,
+                     bool by_wall_clock, std::optional<double> y_min, std::optional<double> y_max) {
+  chart c;
+  c.title = title;
+  c.x_label = by_wall_clock ? "wall-clock (minutes)" : "learner step";
+  c.y_label = y_label;
+  c.y_min = y_min;
+  c.y_max = y_max;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    for (auto& spec : specs) {
+      series s;
+      s.label = runs[r].name + (spec.name.empty() ? "" : " " + spec.name);
+      s.color = static_cast<int>(r);
+      s.dash = spec.dash;
+      for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
+        s.x.push_back(by_wall_clock ? runs[r].wall_seconds[i] / 60.0
+                                    : static_cast<double>(runs[r].steps[i].step));
+        s.y.push_back(spec.value(runs[r].steps[i]));
+      }
+      c.lines.push_back(std::move(s));
+    }
+  return render_svg(c);
+}
+
+std::string fixed(std::optional<double> v, int decimals) {
+  if (!v || !std::isfinite(*v))
+    return "&ndash;";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, *v);
+  return buf;
+}
+
+std::string summary_table(const std::vector<run_data>& runs) {
+  std::string o = "<table>\n<tr><th>run</th><th>steps</th><th>wall-clock</th>"
+                  "<th>Acc@1</th><th>Acc@2</th><th>Acc@3</th><th>best Acc@1</th>"
+                  "<th>compile requests<br>turn 1 / later</th><th>real compiles</th>"
+                  "<th>cache hits</th><th>activated</th><th>turns / pass</th><th>recovery</th>"
+                  "<th>attempts / s</th><th>tasks</th><th>task suite</th></tr>\n";
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const auto& run = runs[r];
+    long long t1 = 0, later = 0, real = 0, hits = 0, attempts = 0;
+    double best = nan, rec_sum = 0;
+    int rec_n = 0;
+    for (auto& s : run.steps) {
+      t1 += s.compile_requests_turn1();
+      later += s.compiles_later_turns;
+      real += s.compiles;
+      hits += s.cache_hits;
+      attempts += s.attempts;
+      best = std::isnan(best) ? s.acc_at_1 : std::max(best, s.acc_at_1);
+      if (s.recovery) {
+        rec_sum += *s.recovery;
+        ++rec_n;
+      }
+    }
+    const double wall = run.wall_seconds.empty() ? 0 : run.wall_seconds.back();
+    auto last3 = [&](auto f) { return tail_mean(run, 3, f); };
+    auto all = [&](auto f) { return tail_mean(run, run.steps.size(), f); };
+    o += "<tr><td><span class=\"sw\" style=\"background:" +
+         palette()[r % palette().size()] + "\"></span>" + escape_xml(run.name) + "</td>";
+    o += "<td>" + std::to_string(run.steps.size()) + "</td>";
+    o += "<td>" + fixed(wall / 60.0, 1) + " min</td>";
+    o += "<td>" + fixed(last3([](const step_row& s) { return s.acc_at_1; }), 3) + "</td>";
+    o += "<td>" + fixed(last3([](const step_row& s) { return s.acc_at_2; }), 3) + "</td>";
+    o += "<td>" + fixed(last3([](const step_row& s) { return s.acc_at_3; }), 3) + "</td>";
+    o += "<td>" + fixed(best, 3) + "</td>";
+    o += "<td>" + std::to_string(t1) + " / " + std::to_string(later) + "</td>";
+    o += "<td>" + std::to_string(real) + "</td><td>" + std::to_string(hits) + "</td>";
+    o += "<td>" + fixed(all([](const step_row& s) { return s.activated_groups; }), 2) + "</td>";
+    o += "<td>" + fixed(all([](const step_row& s) { return s.turns_per_pass; }), 2) + "</td>";
+    o += "<td>" + fixed(rec_n ? std::optional<double>(rec_sum / rec_n) : std::nullopt, 2) + "</td>";
+    o += "<td>" + fixed(wall > 0 ? std::optional<double>(attempts / wall) : std::nullopt, 2) + "</td>";
+    o += "<td>" + (run.tasks.empty() ? std::string("&ndash;") : std::to_string(run.tasks.size())) +
+         "</td>";
+    o += "<td><code>" + (run.task_suite.empty() ? std::string("&ndash;") : escape_xml(run.task_suite)) +
+         "</code></td></tr>\n";
+  }
+  return o + "</table>\n";
+}
+
+} // namespace
+
+std::string render_report(const std::vector<run_data>& runs) {
+  auto acc = [] {
+    return std::vector<line_spec>{
+      {"Acc@1", [](const step_row& s) { return s.acc_at_1; }, 0},
+      {"Acc@2", [](const step_row& s) { return s.acc_at_2; }, 1},
+      {"Acc@3", [](const step_row& s) { return s.acc_at_3; }, 2}};
+  };
+  auto one = [](metric m) { return std::vector<line_spec>{{"", std::move(m), 0}}; };
+  std::vector<std::string> charts = {
+    chart_of(runs, "Acc@1 / Acc@2 / Acc@3 by step", "pass rate", acc(), false, 0.0, 1.0),
+    chart_of(runs, "Acc@k by wall-clock", "pass rate", acc(), true, 0.0, 1.0),
+    chart_of(runs, "Compile requests per step", "requests",
+             {{"turn 1", [](const step_row& s) { return double(s.compile_requests_turn1()); }, 0},
+              {"later turns", [](const step_row& s) { return double(s.compiles_later_turns); }, 1}},
+             false, 0.0, std::nullopt),
+    chart_of(runs, "Build cache per step", "builds",
+             {{"hits", [](const step_row& s) { return double(s.cache_hits); }, 0},
+              {"real compiles", [](const step_row& s) { return double(s.compiles); }, 1}},
+             false, 0.0, std::nullopt),
+    chart_of(runs, "Activated groups (DCP)", "fraction of groups",
+             one([](const step_row& s) { return s.activated_groups; }), false, 0.0, 1.0),
+    chart_of(runs, "Turns per pass", "turns",
+             one([](const step_row& s) { return s.turns_per_pass; }), false, 1.0, std::nullopt),
+    chart_of(runs, "Recovery (activated groups' turn-1 failures fixed later)", "fraction",
+             one([](const step_row& s) { return s.recovery ? *s.recovery : nan; }), false, 0.0, 1.0),
+    chart_of(runs, "Loss", "loss", one([](const step_row& s) { return s.loss; }), false,
+             std::nullopt, std::nullopt),
+    chart_of(runs, "KL to the reference", "KL", one([](const step_row& s) { return s.kl; }), false,
+             0.0, std::nullopt),
+    chart_of(runs, "Clip fraction", "fraction",
+             one([](const step_row& s) { return s.clip_fraction; }), false, 0.0, std::nullopt),
+    chart_of(runs, "Gradient norm", "norm", one([](const step_row& s) { return s.grad_norm; }),
+             false, 0.0, std::nullopt),
+    chart_of(runs, "Stage utilisation", "busy fraction",
+             {{"generate", [](const step_row& s) { return s.util_generate; }, 0},
+              {"compile", [](const step_row& s) { return s.util_compile; }, 1},
+              {"execute", [](const step_row& s) { return s.util_execute; }, 2}},
+             false, 0.0, 1.0),
+  };
+  std::string o =
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<title>leap report</title>\n<style>\n"
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\n"
+    "h1{font-size:20px;margin:0 0 4px}p{margin:4px 0 12px;color:#555;font-size:13px}\n"
+    "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}\n"
+    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}\n"
+    "td:first-child{text-align:left}\n"
+    ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:middle}\n"
+    ".charts{display:flex;flex-wrap:wrap;gap:8px}\n"
+    ".charts svg{border:1px solid #e4e4e4;background:#fff}\n"
+    "svg .t{font-size:13px;font-weight:600;fill:#222}svg .k{font-size:11px;fill:#444}\n"
+    "svg .n{font-size:12px;fill:#888}svg .g{stroke:#eee;stroke-width:1}\n"
+    "svg .a{stroke:#888;stroke-width:1}svg .f{fill:none;stroke:#999;stroke-width:1}\n"
+    "</style>\n</head>\n<body>\n<h1>leap report</h1>\n<p>";
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>";
+  o += ". Acc@k: the fraction of a step's ranked attempts solved within k turns (the training "
+       "groups themselves; per-step noise is large on small batches). Summary: Acc@k is the "
+       "mean of the last 3 steps; activated, turns / pass and recovery are means over steps.</p>\n";
+  for (auto& r : runs)
+    if (!r.warning.empty())
+      o += "<p>warning: " + escape_xml(r.warning) + "</p>\n";
+  o += summary_table(runs);
+  o += "<div class=\"charts\">\n";
+  for (auto& c : charts)
+    o += c;
+  o += "</div>\n</body>\n</html>\n";
+  return o;
+}
+
+result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path) {
+  if (run_dirs.empty())
+    return make_error("report: no run directory given");
+  std::vector<run_data> runs;
+  for (auto& d : run_dirs) {
+    auto r = load_run(d);
+    if (!r)
+      return r.err();
+    runs.push_back(std::move(*r));
+  }
+  const std::string html = render_report(runs);
+  const std::string tmp = out_path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f)
+      return make_error(out_path + ": cannot write (" + tmp + " cannot be created)");
+    f << html;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return make_error(out_path + ": write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out_path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return make_error(out_path + ": cannot rename the finished page into place: " + ec.message());
+  }
+  return {};
+}
+
+} // namespace leap::report

@@ -1,0 +1,24 @@
+// `leap report`'s page: one self-contained HTML file (inline CSS and SVG; no script, font or
+// image from outside) that overlays training runs: Acc@1/2/3 against step and wall-clock,
+// compile requests per step (turn 1 vs later), the build cache, activated groups, turns per pass,
+// recovery, loss / KL / clip fraction / grad norm, stage utilisation, and a summary table.
+// Pure string building except write_report, which writes the file atomically (a temporary file
+// renamed into place, so a reader never sees half a page). Any thread may call these functions.
+#pragma once
+
+#include "common/result.hpp"
+#include "runtime/report/run_data.hpp"
+
+#include <string>
+#include <vector>
+
+namespace leap::report {
+
+// The whole page for `runs` (each drawn in its own colour, in the given order).
+std::string render_report(const std::vector<run_data>& runs);
+
+// Loads every directory of `run_dirs` and writes the page to `out_path`. Errors name the run
+// directory or the output file; nothing is written when any run fails to load.
+result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path);
+
+} // namespace leap::report

@@ -1,0 +1,64 @@
+// One training run as `leap report` reads it: the rows of RUN_DIR/metrics.jsonl (one per learner
+// step, as `leap train` writes them) and the facts its checkpoint records (tasks, seed, task-suite
+// hash). Plain file reading and JSON parsing; no CAF, no LibTorch. Any thread may call these
+// functions; they share no state.
+#pragma once
+
+#include "common/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leap::report {
+
+// One metrics.jsonl line (fields as runtime/commands/train.cpp writes them).
+struct step_row {
+  long long step = 0;
+  double acc_at_1 = 0, acc_at_2 = 0, acc_at_3 = 0;
+  double turns_per_pass = 0;
+  double activated_groups = 0;        // fraction of the step's groups DCP sent to later turns
+  std::optional<double> recovery;     // absent when no activated group had a turn-1 failure
+  long long compiles = 0;             // real compilations (cache misses), all turns
+  long long cache_hits = 0;           // compile requests answered by the build cache
+  long long compiles_later_turns = 0; // compile requests of turns >= 2 (hits included)
+  long long attempts = 0;
+  double step_seconds = 0;
+  double loss = 0, kl = 0, clip_fraction = 0, grad_norm = 0;
+  double util_generate = 0, util_compile = 0, util_execute = 0;
+  std::string outcome;                // trained | no_signal | failed
+
+  // Compile requests of turn 1 (hits included): all requests minus those of later turns.
+  long long compile_requests_turn1() const {
+    long long all = compiles + cache_hits;
+    return all > compiles_later_turns ? all - compiles_later_turns : 0;
+  }
+};
+
+struct run_data {
+  std::string name;                   // the run directory's last component
+  std::string dir;
+  std::vector<step_row> steps;        // in file order (a resumed run's log is truncated first)
+  std::vector<double> wall_seconds;   // per step: sum of step_seconds up to and including it
+  std::vector<std::string> tasks;     // from checkpoint/trainer_state.json, when present
+  std::string task_suite;             // its task-suite hash, when recorded
+  std::string warning;                // e.g. a torn last line that was skipped
+};
+
+// Reads RUN_DIR/metrics.jsonl. A torn last line (a killed writer) is skipped with a warning; any
+// other bad line is an error naming the file, line and field.
+result<run_data> load_run(const std::string& dir);
+
+// Mean of `f` over the last `n` steps (fewer when the run is shorter); nullopt for no steps.
+template <class F>
+std::optional<double> tail_mean(const run_data& r, std::size_t n, F f) {
+  if (r.steps.empty())
+    return std::nullopt;
+  std::size_t k = std::min(n, r.steps.size());
+  double s = 0;
+  for (std::size_t i = r.steps.size() - k; i < r.steps.size(); ++i)
+    s += f(r.steps[i]);
+  return s / static_cast<double>(k);
+}
+
+} // namespace leap::report

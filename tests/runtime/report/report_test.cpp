@@ -1,0 +1,143 @@
+// `leap report` without processes: tick arithmetic by hand, SVG lines (NaN breaks one), the
+// metrics reader's errors and torn-line rule, and a page over two runs that needs nothing from
+// outside (issue 18, item 2).
+#include "common/fs.hpp"
+#include "runtime/report/html_report.hpp"
+#include "runtime/report/svg_chart.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+using namespace leap;
+using namespace leap::report;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size()))
+    ++n;
+  return n;
+}
+
+std::string line(int step, double acc1, const char* recovery, double seconds) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"step\":%d,\"acc_at_1\":%g,\"acc_at_2\":%g,\"acc_at_3\":%g,\"turns_per_pass\":1.5,"
+                "\"activated_groups\":0.5,\"recovery\":%s,\"compiles\":10,\"cache_hits\":6,"
+                "\"compiles_later_turns\":4,\"attempts\":16,\"step_seconds\":%g,\"loss\":0.1,"
+                "\"kl\":0.01,\"clip_fraction\":0.02,\"grad_norm\":0.3,\"util_generate\":0.9,"
+                "\"util_compile\":0.4,\"util_execute\":0.2,\"outcome\":\"trained\"}\n",
+                step, acc1, acc1 + 0.1, acc1 + 0.15, recovery, seconds);
+  return buf;
+}
+
+struct temp_runs {
+  std::string root = *make_temp_dir(temp_root(), "leap-report-");
+  ~temp_runs() { fs::remove_all(root); }
+  std::string add(const std::string& name, const std::string& metrics) {
+    auto dir = root + "/" + name;
+    fs::create_directories(dir);
+    std::ofstream(dir + "/metrics.jsonl") << metrics;
+    return dir;
+  }
+};
+
+} // namespace
+
+TEST(ReportTicks, NiceStepsByHand) {
+  // [0, 1] in about 5 steps: 0.2.
+  auto t = nice_ticks(0, 1, 5);
+  ASSERT_EQ(t.size(), 6u);
+  EXPECT_DOUBLE_EQ(t[1], 0.2);
+  EXPECT_DOUBLE_EQ(t[5], 1.0);
+  // [0, 7.3]: raw 1.46 -> step 2: 0, 2, 4, 6.
+  t = nice_ticks(0, 7.3, 5);
+  EXPECT_EQ(t, (std::vector<double>{0, 2, 4, 6}));
+  // [3, 47] in about 6: raw 7.33 -> step 10: 10, 20, 30, 40.
+  t = nice_ticks(3, 47, 6);
+  EXPECT_EQ(t, (std::vector<double>{10, 20, 30, 40}));
+  // A flat range still gets ticks.
+  EXPECT_FALSE(nice_ticks(2, 2, 5).empty());
+  EXPECT_EQ(format_tick(0.25, 0.05), "0.25");
+  EXPECT_EQ(format_tick(1, 0.2), "1.0");
+  EXPECT_EQ(format_tick(40, 10), "40");
+  EXPECT_EQ(escape_xml("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST(ReportSvg, OnePolylinePerSeriesAndNanBreaksALine) {
+  chart c;
+  c.title = "t <1>";
+  c.lines.push_back({"a", {1, 2, 3}, {0.1, 0.2, 0.3}, 0, 0});
+  c.lines.push_back({"b", {1, 2, 3, 4, 5}, {0.5, 0.4, NAN, 0.2, 0.1}, 1, 1});
+  auto svg = render_svg(c);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_EQ(count(svg, "<polyline"), 3u) << "b is cut in two by its NaN";
+  EXPECT_NE(svg.find("t &lt;1&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("stroke-dasharray=\"6 3\""), std::string::npos);
+  EXPECT_EQ(count(svg, "<circle"), 7u) << "3 + 4 finite points";
+  chart empty;
+  empty.title = "nothing";
+  EXPECT_NE(render_svg(empty).find("no data"), std::string::npos);
+}
+
+TEST(ReportRuns, ReaderNamesFileLineAndFieldAndSkipsATornLastLine) {
+  temp_runs t;
+  auto ok = t.add("ok", line(1, 0.25, "null", 10) + line(2, 0.5, "0.5", 20) + "{\"step\":3,\"acc");
+  auto r = load_run(ok);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->name, "ok");
+  ASSERT_EQ(r->steps.size(), 2u);
+  EXPECT_FALSE(r->steps[0].recovery.has_value());
+  EXPECT_DOUBLE_EQ(*r->steps[1].recovery, 0.5);
+  EXPECT_EQ(r->wall_seconds, (std::vector<double>{10, 30}));
+  // 10 real compiles + 6 hits = 16 requests, 4 of them in later turns.
+  EXPECT_EQ(r->steps[0].compile_requests_turn1(), 12);
+  EXPECT_NE(r->warning.find("metrics.jsonl:3: skipped a torn last line"), std::string::npos);
+  auto bad = t.add("bad", line(1, 0.25, "null", 10) + "not json\n" + line(3, 0.5, "null", 10));
+  r = load_run(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find(bad + "/metrics.jsonl:2: not JSON"), std::string::npos) << r.message();
+  auto typed = t.add("typed", "{\"step\":1,\"acc_at_1\":\"high\"}\n");
+  r = load_run(typed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("metrics.jsonl:1: field acc_at_1: expected a number"), std::string::npos)
+    << r.message();
+  r = load_run(t.root + "/missing");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("not a leap train run directory"), std::string::npos);
+}
+
+TEST(ReportPage, TwoRunsInOneSelfContainedPage) {
+  temp_runs t;
+  auto a = t.add("leap-arm", line(1, 0.25, "null", 30) + line(2, 0.5, "0.5", 30) + line(3, 0.75, "1", 30));
+  auto b = t.add("grpo-arm", line(1, 0.125, "null", 20) + line(2, 0.25, "null", 20));
+  const auto out = t.root + "/page.html";
+  ASSERT_TRUE(write_report({a, b}, out).ok());
+  auto page = read_file(out);
+  ASSERT_TRUE(page.ok());
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+  EXPECT_EQ(page->rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(count(*page, "<svg"), 12u);
+  EXPECT_NE(page->find("leap-arm"), std::string::npos);
+  EXPECT_NE(page->find("grpo-arm"), std::string::npos);
+  // Nothing from outside: no script, no linked resource; the only URL is SVG's namespace name.
+  for (auto banned : {"<script", "src=", "href=", "@import", "url(", "<link", "https://"})
+    EXPECT_EQ(page->find(banned), std::string::npos) << banned;
+  EXPECT_EQ(count(*page, "http://"), count(*page, "http://www.w3.org/2000/svg"));
+  // Summary row of leap-arm: 3 steps, 1.5 min, Acc@1 mean of the last 3 = 0.5, best 0.75,
+  // turn-1 requests 3 x 12 / later 3 x 4, recovery mean over the two steps that have one 0.75.
+  auto row = page->substr(page->find("</span>leap-arm"));
+  row = row.substr(0, row.find("</tr>"));
+  for (auto cell : {"<td>3</td>", "<td>1.5 min</td>", "<td>0.500</td>", "<td>0.750</td>",
+                    "<td>36 / 12</td>", "<td>0.75</td>"})
+    EXPECT_NE(row.find(cell), std::string::npos) << cell << " in " << row;
+  // A run that fails to load: an error naming it, no page written.
+  const auto out2 = t.root + "/page2.html";
+  EXPECT_FALSE(write_report({a, t.root + "/nope"}, out2).ok());
+  EXPECT_FALSE(fs::exists(out2));
+}
