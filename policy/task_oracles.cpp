@@ -308,6 +308,20 @@ void log_softmax_rows(oracle_io& io) {
 }
 
 void maxpool2d(oracle_io& io) {
+// ---- tasks-train2 block (issue 17): pooling, strided / fused conv, matmul variants, indexing,
+// attention scores, layernorm + scale ----
+
+void maxpool1d(oracle_io& io) {
+  const auto c = io.size("C");
+  const auto l = io.size("L");
+  const auto k = io.size("k");
+  const auto s = io.size("s");
+  if (k > l) io.fail("k must not exceed L");
+  auto x = io.input("x", c * l).view({1, c, l});
+  io.output("y", torch::max_pool1d(x, {k}, {s}), c * ((l - k) / s + 1));
+}
+
+void avgpool2d(oracle_io& io) {
   const auto c = io.size("C");
   const auto h = io.size("H");
   const auto w = io.size("W");
@@ -390,6 +404,56 @@ void causal_attention(oracle_io& io) {
 }
 
 void matmul_bias_gelu(oracle_io& io) {
+  io.output("y", torch::avg_pool2d(x, {k, k}, {s, s}), c * ((h - k) / s + 1) * ((w - k) / s + 1));
+}
+
+void conv2d_strided(oracle_io& io) {
+  const auto c = io.size("C");
+  const auto h = io.size("H");
+  const auto w = io.size("W");
+  const auto f = io.size("F");
+  const auto r = io.size("R");
+  const auto s = io.size("s");
+  if (r > h || r > w) io.fail("R must not exceed H or W");
+  auto x = io.input("x", c * h * w).view({1, c, h, w});
+  auto filt = io.input("w", f * c * r * r).view({f, c, r, r});
+  io.output("y", torch::conv2d(x, filt, /*bias=*/{}, /*stride=*/{s, s}),
+            f * ((h - r) / s + 1) * ((w - r) / s + 1));
+}
+
+void conv2d_relu(oracle_io& io) {
+  const auto c = io.size("C");
+  const auto h = io.size("H");
+  const auto w = io.size("W");
+  const auto f = io.size("F");
+  const auto r = io.size("R");
+  if (r > h || r > w) io.fail("R must not exceed H or W");
+  auto x = io.input("x", c * h * w).view({1, c, h, w});
+  auto filt = io.input("w", f * c * r * r).view({f, c, r, r});
+  io.output("y", torch::relu(torch::conv2d(x, filt, io.input("bias", f))),
+            f * (h - r + 1) * (w - r + 1));
+}
+
+void batched_matmul(oracle_io& io) {
+  const auto b = io.size("batch");
+  const auto m = io.size("M");
+  const auto n = io.size("N");
+  const auto k = io.size("K");
+  auto a = io.input("A", b * m * k).view({b, m, k});
+  auto bm = io.input("B", b * k * n).view({b, k, n});
+  io.output("C", torch::bmm(a, bm), b * m * n);
+}
+
+void matmul_transposed_b(oracle_io& io) {
+  const auto m = io.size("M");
+  const auto n = io.size("N");
+  const auto k = io.size("K");
+  auto a = io.input("A", m * k).view({m, k});
+  auto b = io.input("B", n * k).view({n, k});
+  io.output("C", torch::matmul(a, b.t()), m * n);
+}
+
+void matmul_small_k(oracle_io& io) {
   const auto m = io.size("M");
   const auto n = io.size("N");
   const auto k = io.size("K");
@@ -408,6 +472,49 @@ void batched_transpose(oracle_io& io) {
 }
 
 // ---- end of held-out eval split ----
+  io.output("C", torch::matmul(a, b), m * n);
+}
+
+void embedding(oracle_io& io) {
+  const auto n_ids = io.size("n_ids");
+  const auto vocab = io.size("vocab");
+  const auto dim = io.size("dim");
+  auto ids = io.input_int("ids", n_ids);
+  if (ids.min().item<std::int64_t>() < 0 || ids.max().item<std::int64_t>() >= vocab) {
+    io.fail("ids must lie in [0, vocab)");
+  }
+  auto table = io.input("table", vocab * dim).view({vocab, dim});
+  io.output("out", torch::embedding(table, ids), n_ids * dim);
+}
+
+void scatter_add(oracle_io& io) {
+  const auto n = io.size("n");
+  const auto n_out = io.size("n_out");
+  auto idx = io.input_int("idx", n);
+  if (idx.min().item<std::int64_t>() < 0 || idx.max().item<std::int64_t>() >= n_out) {
+    io.fail("idx must lie in [0, n_out)");
+  }
+  auto out = torch::zeros({n_out}, torch::kFloat64).scatter_add_(0, idx, io.input("src", n));
+  io.output("out", out, n_out);
+}
+
+void attention_scores(oracle_io& io) {
+  const auto seq = io.size("seq");
+  const auto d = io.size("d");
+  auto q = io.input("q", seq * d).view({seq, d});
+  auto k = io.input("k", seq * d).view({seq, d});
+  io.output("S", torch::matmul(q, k.t()) / std::sqrt(static_cast<double>(d)), seq * seq);
+}
+
+void layernorm_affine(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  auto x = io.input("x", rows * cols).view({rows, cols});
+  auto y = torch::layer_norm(x, {cols}, io.input("gamma", cols), io.input("beta", cols), 1e-5);
+  io.output("y", y * io.input("scale", 1), rows * cols);
+}
+
+// ---- end of tasks-train2 block ----
 
 const std::map<std::string, oracle_fn, std::less<>>& registry() {
   static const std::map<std::string, oracle_fn, std::less<>> table = {
@@ -451,6 +558,19 @@ const std::map<std::string, oracle_fn, std::less<>>& registry() {
       {"causal_attention", causal_attention},
       {"matmul_bias_gelu", matmul_bias_gelu},
       {"batched_transpose", batched_transpose},
+      // ---- tasks-train2 block ----
+      {"maxpool1d", maxpool1d},
+      {"avgpool2d", avgpool2d},
+      {"conv2d_strided", conv2d_strided},
+      {"conv2d_relu", conv2d_relu},
+      {"batched_matmul", batched_matmul},
+      {"matmul_transposed_b", matmul_transposed_b},
+      {"matmul_small_k", matmul_small_k},
+      {"embedding", embedding},
+      {"scatter_add", scatter_add},
+      {"attention_scores", attention_scores},
+      {"layernorm_affine", layernorm_affine},
+      // ---- end of tasks-train2 block ----
   };
   return table;
 }

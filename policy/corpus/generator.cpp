@@ -22,6 +22,12 @@ const std::map<std::string, std::string>& families() {
     {"prefix_scan", "reduction"},    {"matvec", "reduction"},
     {"matmul", "matmul"},            {"matmul_bias_relu", "matmul"},   {"transpose", "matmul"},
     {"conv1d", "matmul"},            {"conv2d", "matmul"},             {"attention_head", "matmul"},
+    // issue 17, train tasks
+    {"batched_matmul", "matmul"},    {"matmul_transposed_b", "matmul"}, {"matmul_small_k", "matmul"},
+    {"attention_scores", "matmul"},  {"conv2d_strided", "matmul"},     {"conv2d_relu", "matmul"},
+    {"maxpool1d", "pooling"},        {"avgpool2d", "pooling"},
+    {"embedding", "indexing"},       {"scatter_add", "indexing"},
+    {"layernorm_affine", "rowwise"},
   };
   return m;
 }
@@ -62,8 +68,17 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
       tmpls = rowwise_templates(t, r);
     else if (fam == "reduction")
       tmpls = reduction_templates(t, r);
-    else
+    else if (fam == "pooling")
+      tmpls = pooling_templates(t, r);
+    else if (fam == "indexing")
+      tmpls = indexing_templates(t, r);
+    else {
       tmpls = matmul_templates(t, r);
+      if (tmpls.empty())
+        tmpls = matmul_more_templates(t, r);
+    }
+    if (tmpls.empty())
+      return make_error("corpus: family " + fam + " has no templates for task '" + t.name + "'");
     // Correct variants.
     std::vector<variant> sols;
     std::set<std::string> names;
