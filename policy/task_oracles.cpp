@@ -308,20 +308,6 @@ void log_softmax_rows(oracle_io& io) {
 }
 
 void maxpool2d(oracle_io& io) {
-// ---- tasks-train2 block (issue 17): pooling, strided / fused conv, matmul variants, indexing,
-// attention scores, layernorm + scale ----
-
-void maxpool1d(oracle_io& io) {
-  const auto c = io.size("C");
-  const auto l = io.size("L");
-  const auto k = io.size("k");
-  const auto s = io.size("s");
-  if (k > l) io.fail("k must not exceed L");
-  auto x = io.input("x", c * l).view({1, c, l});
-  io.output("y", torch::max_pool1d(x, {k}, {s}), c * ((l - k) / s + 1));
-}
-
-void avgpool2d(oracle_io& io) {
   const auto c = io.size("C");
   const auto h = io.size("H");
   const auto w = io.size("W");
@@ -404,6 +390,46 @@ void causal_attention(oracle_io& io) {
 }
 
 void matmul_bias_gelu(oracle_io& io) {
+  const auto m = io.size("M");
+  const auto n = io.size("N");
+  const auto k = io.size("K");
+  auto a = io.input("A", m * k).view({m, k});
+  auto b = io.input("B", k * n).view({k, n});
+  auto bias = io.input("bias", n);
+  io.output("C", torch::gelu(torch::addmm(bias, a, b), "tanh"), m * n);
+}
+
+void batched_transpose(oracle_io& io) {
+  const auto batch = io.size("B");
+  const auto m = io.size("M");
+  const auto n = io.size("N");
+  auto x = io.input("x", batch * m * n).view({batch, m, n});
+  io.output("y", x.transpose(1, 2).contiguous(), batch * m * n);
+}
+
+// ---- end of held-out eval split ----
+
+// ---- tasks-train2 block (issue 17): pooling, strided / fused conv, matmul variants, indexing,
+// attention scores, layernorm + scale ----
+
+void maxpool1d(oracle_io& io) {
+  const auto c = io.size("C");
+  const auto l = io.size("L");
+  const auto k = io.size("k");
+  const auto s = io.size("s");
+  if (k > l) io.fail("k must not exceed L");
+  auto x = io.input("x", c * l).view({1, c, l});
+  io.output("y", torch::max_pool1d(x, {k}, {s}), c * ((l - k) / s + 1));
+}
+
+void avgpool2d(oracle_io& io) {
+  const auto c = io.size("C");
+  const auto h = io.size("H");
+  const auto w = io.size("W");
+  const auto k = io.size("k");
+  const auto s = io.size("s");
+  if (k > h || k > w) io.fail("k must not exceed H or W");
+  auto x = io.input("x", c * h * w).view({1, c, h, w});
   io.output("y", torch::avg_pool2d(x, {k, k}, {s, s}), c * ((h - k) / s + 1) * ((w - k) / s + 1));
 }
 
@@ -459,19 +485,6 @@ void matmul_small_k(oracle_io& io) {
   const auto k = io.size("K");
   auto a = io.input("A", m * k).view({m, k});
   auto b = io.input("B", k * n).view({k, n});
-  auto bias = io.input("bias", n);
-  io.output("C", torch::gelu(torch::addmm(bias, a, b), "tanh"), m * n);
-}
-
-void batched_transpose(oracle_io& io) {
-  const auto batch = io.size("B");
-  const auto m = io.size("M");
-  const auto n = io.size("N");
-  auto x = io.input("x", batch * m * n).view({batch, m, n});
-  io.output("y", x.transpose(1, 2).contiguous(), batch * m * n);
-}
-
-// ---- end of held-out eval split ----
   io.output("C", torch::matmul(a, b), m * n);
 }
 
