@@ -131,7 +131,7 @@ std::string render_report(const std::vector<run_data>& runs) {
              one([](const step_row& s) { return s.activated_groups; }), false, 0.0, 1.0),
     chart_of(runs, "Turns per pass", "turns",
              one([](const step_row& s) { return s.turns_per_pass; }), false, 1.0, std::nullopt),
-    chart_of(runs, "Recovery (activated groups' turn-1 failures fixed later)", "fraction",
+    chart_of(runs, "Recovery (turn-1 failures fixed later)", "fraction",
              one([](const step_row& s) { return s.recovery ? *s.recovery : nan; }), false, 0.0, 1.0),
     chart_of(runs, "Loss", "loss", one([](const step_row& s) { return s.loss; }), false,
              std::nullopt, std::nullopt),

@@ -71,8 +71,17 @@ std::string num(double v) {
 std::string render_svg(const chart& c, int width, int height) {
   // Plot area inside margins: left for y ticks, bottom for x ticks, top for the title, right for
   // breathing room; the legend goes under the x label.
-  const int legend_rows = static_cast<int>((c.lines.size() + 2) / 3);
-  const double left = 52, right = 12, top = 26, bottom = 40 + 16.0 * legend_rows;
+  // Legend columns fit the longest label (about 6.2 px per character at 11 px, plus the swatch).
+  const double left = 52, right = 12, top = 26;
+  std::size_t longest = 1;
+  for (auto& s : c.lines)
+    longest = std::max(longest, s.label.size());
+  const int legend_cols = std::max(
+    1, std::min(3, static_cast<int>((width - left - right) / (6.2 * static_cast<double>(longest) + 34))));
+  const int legend_rows =
+    static_cast<int>((c.lines.size() + static_cast<std::size_t>(legend_cols) - 1) /
+                     static_cast<std::size_t>(legend_cols));
+  const double bottom = 40 + 16.0 * legend_rows;
   const double pw = width - left - right, ph = height - top - bottom;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   double ylo = xlo, yhi = -xlo;
@@ -100,8 +109,14 @@ std::string render_svg(const chart& c, int width, int height) {
   if (c.y_max)
     yhi = std::max(yhi, *c.y_max);
   if (yhi - ylo < 1e-12) {
-    ylo -= 0.5;
-    yhi += 0.5;
+    // A flat line: from the fixed lower end when there is one (a KL of 0 reads 0..1), else
+    // centred on the value.
+    if (c.y_min) {
+      yhi = ylo + std::max(1.0, std::abs(ylo));
+    } else {
+      ylo -= 0.5;
+      yhi += 0.5;
+    }
   }
   if (xhi - xlo < 1e-12) {
     xlo -= 0.5;
@@ -166,11 +181,12 @@ std::string render_svg(const chart& c, int width, int height) {
     }
     flush();
   }
-  // Legend: three entries per row under the x label.
+  // Legend: legend_cols entries per row under the x label.
+  const auto cols = static_cast<std::size_t>(legend_cols);
   for (std::size_t i = 0; i < c.lines.size(); ++i) {
     const auto& s = c.lines[i];
-    const double lx = left + static_cast<double>(i % 3) * (pw / 3);
-    const double ly = top + ph + 46 + 16.0 * static_cast<double>(i / 3);
+    const double lx = left + static_cast<double>(i % cols) * (pw / static_cast<double>(cols));
+    const double ly = top + ph + 46 + 16.0 * static_cast<double>(i / cols);
     const auto& colour = palette()[static_cast<std::size_t>(s.color) % palette().size()];
     o += "<line x1=\"" + num(lx) + "\" x2=\"" + num(lx + 18) + "\" y1=\"" + num(ly - 4) + "\" y2=\"" +
          num(ly - 4) + "\" stroke=\"" + colour + "\" stroke-width=\"2\"" +
