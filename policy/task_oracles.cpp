@@ -529,6 +529,99 @@ void layernorm_affine(oracle_io& io) {
 
 // ---- end of tasks-train2 block ----
 
+// ---- issue 17 train tasks (tasks-train1) ----
+
+void silu(oracle_io& io) {
+  const auto n = io.size("n");
+  io.output("y", torch::silu(io.input("x", n)), n);
+}
+
+void softplus(oracle_io& io) {
+  const auto n = io.size("n");
+  io.output("y", torch::softplus(io.input("x", n), /*beta=*/1, /*threshold=*/20), n);
+}
+
+void hardswish(oracle_io& io) {
+  const auto n = io.size("n");
+  io.output("y", torch::hardswish(io.input("x", n)), n);
+}
+
+void clamp(oracle_io& io) {
+  const auto n = io.size("n");
+  io.output("y", torch::clamp(io.input("x", n), io.input("lo", 1), io.input("hi", 1)), n);
+}
+
+void row_sum(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("out", io.input("x", rows * cols).view({rows, cols}).sum(1), rows);
+}
+
+void col_sum(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("out", io.input("x", rows * cols).view({rows, cols}).sum(0), cols);
+}
+
+void row_mean(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("out", io.input("x", rows * cols).view({rows, cols}).mean(1), rows);
+}
+
+void row_argmax(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("out", torch::argmax(io.input("x", rows * cols).view({rows, cols}), 1), rows);
+}
+
+void col_max(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("out", std::get<0>(io.input("x", rows * cols).view({rows, cols}).max(0)), cols);
+}
+
+void softmax_cols(oracle_io& io) {
+  const auto rows = io.size("rows");
+  const auto cols = io.size("cols");
+  io.output("y", torch::softmax(io.input("x", rows * cols).view({rows, cols}), 0), rows * cols);
+}
+
+void batchnorm(oracle_io& io) {
+  const auto n = io.size("N");
+  const auto c = io.size("C");
+  auto x = io.input("x", n * c).view({n, c});
+  auto y = torch::batch_norm(x, io.input("gamma", c), io.input("beta", c), /*running_mean=*/{},
+                             /*running_var=*/{}, /*training=*/true, /*momentum=*/0.1, 1e-5,
+                             /*cudnn_enabled=*/false);
+  io.output("y", y, n * c);
+}
+
+void mse_loss(oracle_io& io) {
+  const auto n = io.size("n");
+  io.output("out", torch::mse_loss(io.input("pred", n), io.input("target", n)), 1);
+}
+
+void cross_entropy(oracle_io& io) {
+  const auto n = io.size("N");
+  const auto c = io.size("C");
+  auto logits = io.input("logits", n * c).view({n, c});
+  auto labels = io.input_int("labels", n);
+  const auto classes = static_cast<std::int64_t>(c);
+  if ((labels < 0).any().item().toBool() || (labels >= classes).any().item().toBool()) {
+    io.fail("labels must lie in [0, C)");
+  }
+  io.output("out", torch::cross_entropy_loss(logits, labels), 1);
+}
+
+void exclusive_scan(oracle_io& io) {
+  const auto n = io.size("n");
+  auto x = io.input("x", n);
+  io.output("y", torch::cumsum(x, 0) - x, n);
+}
+
+// ---- end issue 17 train tasks (tasks-train1) ----
+
 const std::map<std::string, oracle_fn, std::less<>>& registry() {
   static const std::map<std::string, oracle_fn, std::less<>> table = {
       {"vector_add", vector_add},
@@ -584,6 +677,22 @@ const std::map<std::string, oracle_fn, std::less<>>& registry() {
       {"attention_scores", attention_scores},
       {"layernorm_affine", layernorm_affine},
       // ---- end of tasks-train2 block ----
+      // ---- issue 17 train tasks (tasks-train1) ----
+      {"silu", silu},
+      {"softplus", softplus},
+      {"hardswish", hardswish},
+      {"clamp", clamp},
+      {"row_sum", row_sum},
+      {"col_sum", col_sum},
+      {"row_mean", row_mean},
+      {"row_argmax", row_argmax},
+      {"col_max", col_max},
+      {"softmax_cols", softmax_cols},
+      {"batchnorm", batchnorm},
+      {"mse_loss", mse_loss},
+      {"cross_entropy", cross_entropy},
+      {"exclusive_scan", exclusive_scan},
+      // ---- end issue 17 train tasks (tasks-train1) ----
   };
   return table;
 }

@@ -43,7 +43,7 @@ inline bool is_typo(bug_kind b) {
 
 struct variant {
   std::string task;
-  std::string family;     // elementwise | rowwise | reduction | matmul | pooling | indexing
+  std::string family;     // elementwise | rowwise | columnwise | reduction | matmul | pooling | indexing
   std::string strategy;   // e.g. grid_stride, float4, block_tree, warp_shuffle, smem_tiled
   std::string name;       // unique within the task, e.g. "grid_stride.b256.s1" or "bug.off_by_one.naive.b128.s0"
   variant_kind kind = variant_kind::solution;
@@ -67,7 +67,7 @@ struct generate_options {
 result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
                                       const generate_options& opt);
 
-// Task names the generator knows (the bundled tasks).
+// Task names the generator knows (every bundled task).
 std::vector<std::string> known_tasks();
 std::string family_of(std::string_view task);
 

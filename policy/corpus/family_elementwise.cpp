@@ -1,4 +1,5 @@
-// Elementwise family: vector_add, relu, leaky_relu, sigmoid, gelu, saxpy, elementwise_mul.
+// Elementwise family: vector_add, relu, leaky_relu, sigmoid, gelu, saxpy, elementwise_mul, silu,
+// softplus, hardswish, clamp.
 // Strategies: one thread per element, grid-stride loop, float4 with scalar tail, 4 elements per
 // thread (ILP); block sizes 64-512; inline expression or a __device__ helper.
 #include "policy/corpus/families.hpp"
@@ -10,10 +11,11 @@ namespace leap::corpus::detail {
 namespace {
 
 struct ew_op {
-  std::vector<std::string> in; // input arrays
+  std::vector<std::string> in;      // input arrays
   std::string out;
-  std::string expr;            // in terms of v0, v1 (inputs) and s (saxpy's scale)
-  std::string pre;             // statement run once per thread before the element work
+  std::string expr;                 // in terms of v0, v1 (inputs) and the scalars
+  std::string pre;                  // statements run once per thread before the element work
+  std::vector<std::string> scalars; // what pre loads (saxpy's s, clamp's low and high)
 };
 
 const std::map<std::string, ew_op>& ops() {
@@ -24,7 +26,12 @@ const std::map<std::string, ew_op>& ops() {
     {"leaky_relu", {{"x"}, "y", "(v0 > 0.0f ? v0 : 0.01f * v0)", ""}},
     {"sigmoid", {{"x"}, "y", "1.0f / (1.0f + expf(-v0))", ""}},
     {"gelu", {{"x"}, "y", "0.5f * v0 * (1.0f + tanhf(0.7978845608f * (v0 + 0.044715f * v0 * v0 * v0)))", ""}},
-    {"saxpy", {{"x", "y"}, "out", "s * v0 + v1", "const float s = alpha[0];"}},
+    {"saxpy", {{"x", "y"}, "out", "s * v0 + v1", "const float s = alpha[0];", {"s"}}},
+    {"silu", {{"x"}, "y", "v0 / (1.0f + expf(-v0))", ""}},
+    {"softplus", {{"x"}, "y", "(v0 > 20.0f ? v0 : log1pf(expf(v0)))", ""}},
+    {"hardswish", {{"x"}, "y", "v0 * fminf(fmaxf(v0 + 3.0f, 0.0f), 6.0f) / 6.0f", ""}},
+    {"clamp", {{"x"}, "y", "fminf(fmaxf(v0, low), high)", "const float low = lo[0];\nconst float high = hi[0];",
+               {"low", "high"}}},
   };
   return m;
 }
@@ -35,8 +42,8 @@ std::string apply(const ew_op& op, const style& st, const std::vector<std::strin
     std::string call = "apply_op(";
     for (std::size_t k = 0; k < vals.size(); ++k)
       call += (k ? ", " : "") + vals[k];
-    if (!op.pre.empty())
-      call += ", s";
+    for (auto& sc : op.scalars)
+      call += ", " + sc;
     return call + ")";
   }
   subs_t subs;
@@ -51,8 +58,8 @@ std::string helper(const ew_op& op, const style& st) {
   std::string params;
   for (std::size_t k = 0; k < op.in.size(); ++k)
     params += (k ? ", " : "") + std::string("float v") + std::to_string(k);
-  if (!op.pre.empty())
-    params += ", float s";
+  for (auto& sc : op.scalars)
+    params += ", float " + sc;
   return "__device__ __forceinline__ float apply_op(" + params + ") {\n  return " + op.expr + ";\n}\n\n";
 }
 
@@ -63,7 +70,9 @@ std::string store(const ew_op& op, const style& st, const std::string& i) {
   return op.out + "[" + i + "] = " + apply(op, st, vals) + ";";
 }
 
-std::string pre_line(const ew_op& op) { return op.pre.empty() ? "" : "  " + op.pre + "\n"; }
+std::string pre_line(const ew_op& op) {
+  return op.pre.empty() ? "" : "  " + fill(op.pre, {{"\n", "\n  "}}) + "\n";
+}
 
 tmpl naive(const env::task_spec& t, const ew_op& op, const style& st, int block, bool early_return) {
   std::string body;

@@ -1,14 +1,25 @@
-// Reduction family: sum_reduce, dot_product (one block / atomics per block after a shared tree /
-// warp shuffles / two passes through a partials buffer), histogram (global atomics, grid-stride,
-// shared-memory privatised), prefix_scan (sequential, block Hillis-Steele, warp-shuffle scan; both
-// block scans add the scanned block sums in a third kernel). matvec lives with the row family.
+// Reduction family: sum_reduce, dot_product, mse_loss (one block / atomics per block after a
+// shared tree / warp shuffles / two passes through a partials buffer; mse_loss scales each
+// block's sum by 1/n), histogram (global atomics, grid-stride, shared-memory privatised),
+// prefix_scan and exclusive_scan (sequential, block Hillis-Steele, warp-shuffle scan; both block
+// scans add the scanned block sums in a third kernel; the exclusive scan is the inclusive scan of
+// x shifted right by one). matvec lives with the row family.
 #include "policy/corpus/families.hpp"
 
 namespace leap::corpus::detail {
 
 namespace {
 
-std::string elem_of(const env::task_spec& t) { return t.name == "dot_product" ? "a[i] * b[i]" : "x[i]"; }
+std::string elem_of(const env::task_spec& t) {
+  if (t.name == "mse_loss")
+    return "(pred[i] - target[i]) * (pred[i] - target[i])";
+  return t.name == "dot_product" ? "a[i] * b[i]" : "x[i]";
+}
+
+// A block's (or the whole) sum as the task's output: mse_loss is a mean.
+std::string scaled(const env::task_spec& t, const std::string& v) {
+  return t.name == "mse_loss" ? v + " / (float)n" : v;
+}
 
 std::string kernel_params(const env::task_spec& t) { return param_list(t); }
 
@@ -19,7 +30,7 @@ tmpl sum_one_block(const env::task_spec& t, const style& st, int block) {
     "  partial[threadIdx.x] = acc;\n  $SYNC\n"
     "  for (int off = blockDim.x / 2; off @R{> 0~|~> 1}R@; off >>= 1) {\n"
     "    if (threadIdx.x < off) partial[threadIdx.x] += partial[threadIdx.x + off];\n    $SYNC\n  }\n"
-    "  if (threadIdx.x == 0) out[0] = partial[0];\n}\n\n";
+    "  if (threadIdx.x == 0) out[0] = " + scaled(t, "partial[0]") + ";\n}\n\n";
   std::string h = "extern \"C\" void solution(" + param_list(t) + ") {\n"
     "  " + st.kernel + "<<<1, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n}\n";
   auto src = prologue(t, st, "a single block strides over the input, then a shared-memory tree.", block) + k + h;
@@ -33,7 +44,7 @@ tmpl sum_atomic_tree(const env::task_spec& t, const style& st, int block, int ma
     "  partial[threadIdx.x] = acc;\n  $SYNC\n"
     "  for (int off = blockDim.x / 2; off @R{> 0~|~> 1}R@; off >>= 1) {\n"
     "    if (threadIdx.x < off) partial[threadIdx.x] += partial[threadIdx.x + off];\n    $SYNC\n  }\n"
-    "  if (threadIdx.x == 0) atomicAdd(out, partial[0]);\n}\n\n";
+    "  if (threadIdx.x == 0) atomicAdd(out, " + scaled(t, "partial[0]") + ");\n}\n\n";
   std::string h = "extern \"C\" void solution(" + param_list(t) + ") {\n"
     "  @Z{cudaMemset(out, 0, sizeof(float));}Z@\n  if (n <= 0) return;\n"
     "  int grid = (n + @BS@ - 1) / @BS@;\n  if (grid > " + std::to_string(max_grid) + ") grid = " + std::to_string(max_grid) + ";\n"
@@ -53,7 +64,7 @@ tmpl sum_atomic_shuffle(const env::task_spec& t, const style& st, int block) {
     "  acc = warp_sum(acc);\n  const int lane = threadIdx.x % 32;\n  const int warp = threadIdx.x / 32;\n"
     "  if (lane == 0) warp_totals[warp] = acc;\n  $SYNC\n"
     "  if (warp == 0) {\n    acc = (lane < (int)(blockDim.x / 32)) ? warp_totals[lane] : 0.0f;\n"
-    "    acc = warp_sum(acc);\n    if (lane == 0) atomicAdd(out, acc);\n  }\n}\n\n";
+    "    acc = warp_sum(acc);\n    if (lane == 0) atomicAdd(out, " + scaled(t, "acc") + ");\n  }\n}\n\n";
   std::string h = "extern \"C\" void solution(" + param_list(t) + ") {\n"
     "  @Z{cudaMemset(out, 0, sizeof(float));}Z@\n  if (n <= 0) return;\n"
     "  int grid = (n + @BS@ - 1) / @BS@;\n  if (grid > 1024) grid = 1024;\n"
@@ -63,15 +74,17 @@ tmpl sum_atomic_shuffle(const env::task_spec& t, const style& st, int block) {
 }
 
 tmpl sum_two_pass(const env::task_spec& t, const style& st, int block) {
-  std::string in_params = t.name == "dot_product" ? "const float* a, const float* b" : "const float* x";
-  std::string in_args = t.name == "dot_product" ? "a, b" : "x";
+  std::string in_params = t.name == "dot_product" ? "const float* a, const float* b"
+                          : t.name == "mse_loss"  ? "const float* pred, const float* target"
+                                                  : "const float* x";
+  std::string in_args = t.name == "dot_product" ? "a, b" : t.name == "mse_loss" ? "pred, target" : "x";
   std::string k = "__global__ void " + st.kernel + "_partials(" + in_params + ", float* partials, int n) {\n"
     "  __shared__ float partial[@BS@];\n  float acc = 0.0f;\n"
     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i $< n; i += blockDim.x * gridDim.x) acc += " + elem_of(t) + ";\n"
     "  partial[threadIdx.x] = acc;\n  $SYNC\n"
     "  for (int off = blockDim.x / 2; off > 0; off >>= 1) {\n"
     "    if (threadIdx.x < off) partial[threadIdx.x] += partial[threadIdx.x + off];\n    $SYNC\n  }\n"
-    "  if (threadIdx.x == 0) partials[@I{blockIdx.x~|~threadIdx.x}I@] = partial[0];\n}\n\n"
+    "  if (threadIdx.x == 0) partials[@I{blockIdx.x~|~threadIdx.x}I@] = " + scaled(t, "partial[0]") + ";\n}\n\n"
     "__global__ void " + st.kernel + "_final(const float* partials, float* out, int count) {\n"
     "  __shared__ float partial[@BS@];\n  float acc = 0.0f;\n"
     "  for (int i = threadIdx.x; i $< count; i += blockDim.x) acc += partials[i];\n"
@@ -127,10 +140,20 @@ tmpl hist_shared(const env::task_spec& t, const style& st, int block, int max_gr
 tmpl scan_sequential(const env::task_spec& t, const style& st) {
   std::string k = "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n"
     "  double acc = 0.0;\n"
-    "  for (int i = 0; i $< n; ++i) {\n    @I{acc += x[i];\n    y[i] = (float)acc;~|~y[i] = (float)acc;\n    acc += x[i];}I@\n  }\n}\n\n";
+    "  for (int i = 0; i $< n; ++i) {\n    "
+    + std::string(t.name == "exclusive_scan" ? "@I{y[i] = (float)acc;\n    acc += x[i];~|~acc += x[i];\n    y[i] = (float)acc;}I@"
+                                             : "@I{acc += x[i];\n    y[i] = (float)acc;~|~y[i] = (float)acc;\n    acc += x[i];}I@")
+    + "\n  }\n}\n\n";
   std::string h = "extern \"C\" void solution(" + param_list(t) + ") {\n  if (n <= 0) return;\n"
     "  " + st.kernel + "<<<1, 1>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n}\n";
   return {"sequential", "b1", prologue(t, st, "one thread walks the array with a double accumulator.", 0) + k + h};
+}
+
+// The value thread i scans: x[i], or x[i - 1] (0 at i == 0) for the exclusive scan.
+std::string scan_load(const env::task_spec& t) {
+  if (t.name == "exclusive_scan")
+    return "@B{(i > 0 && i $< n) ? x[i - 1] : 0.0f~|~x[i - 1]}B@";
+  return "@B{(i $< n) ? x[i] : 0.0f~|~x[i]}B@";
 }
 
 std::string scan_tail_kernels(const style& st) {
@@ -155,7 +178,7 @@ std::string scan_host(const env::task_spec& t, const style& st) {
 tmpl scan_hillis_steele(const env::task_spec& t, const style& st, int block) {
   std::string k = "__global__ void " + st.kernel + "_blocks(const float* x, float* y, float* sums, int n) {\n"
     "  __shared__ float buf[@BS@];\n  const int t = threadIdx.x;\n  const int i = blockIdx.x * blockDim.x + t;\n"
-    "  buf[t] = @B{(i $< n) ? x[i] : 0.0f~|~x[i]}B@;\n  $SYNC\n"
+    "  buf[t] = " + scan_load(t) + ";\n  $SYNC\n"
     "  for (int off = 1; off < blockDim.x; off <<= 1) {\n"
     "    const float v = (t >= off) ? buf[t - off] : 0.0f;\n    $SYNC\n    buf[t] += v;\n    $SYNC\n  }\n"
     "  @G{if (i $< n) }G@y[i] = buf[t];\n"
@@ -169,7 +192,7 @@ tmpl scan_shuffle(const env::task_spec& t, const style& st, int block) {
   std::string k = "__global__ void " + st.kernel + "_blocks(const float* x, float* y, float* sums, int n) {\n"
     "  __shared__ float warp_totals[32];\n  const int t = threadIdx.x;\n  const int lane = t % 32;\n  const int warp = t / 32;\n"
     "  const int i = blockIdx.x * blockDim.x + t;\n"
-    "  float v = @B{(i $< n) ? x[i] : 0.0f~|~x[i]}B@;\n"
+    "  float v = " + scan_load(t) + ";\n"
     "  for (int off = 1; off < 32; off <<= 1) {\n"
     "    const float u = __shfl_up_sync(0xffffffffu, v, off);\n    if (lane >= off) v += u;\n  }\n"
     "  if (lane == 31) warp_totals[warp] = v;\n  $SYNC\n"
@@ -190,7 +213,7 @@ tmpl scan_shuffle(const env::task_spec& t, const style& st, int block) {
 std::vector<tmpl> reduction_templates(const env::task_spec& t, rng& r) {
   std::vector<tmpl> out;
   auto S = [&](const std::string& strategy) { return make_style(t, strategy, r); };
-  if (t.name == "sum_reduce" || t.name == "dot_product") {
+  if (t.name == "sum_reduce" || t.name == "dot_product" || t.name == "mse_loss") {
     out.push_back(sum_one_block(t, S("one_block"), r.pick(std::vector<int>{128, 256, 512})));
     for (int b : r.sample(std::vector<int>{64, 128, 256, 512}, 2))
       out.push_back(sum_atomic_tree(t, S("atomic_tree"), b, r.pick(std::vector<int>{64, 256, 1024})));
@@ -202,7 +225,7 @@ std::vector<tmpl> reduction_templates(const env::task_spec& t, rng& r) {
     out.push_back(hist_global(t, S("grid_stride_atomic"), r.pick(std::vector<int>{128, 256}), true));
     for (int b : r.sample(std::vector<int>{128, 256, 512}, 2))
       out.push_back(hist_shared(t, S("shared_private"), b, r.pick(std::vector<int>{64, 128})));
-  } else if (t.name == "prefix_scan") {
+  } else if (t.name == "prefix_scan" || t.name == "exclusive_scan") {
     out.push_back(scan_sequential(t, S("sequential")));
     for (int b : r.sample(std::vector<int>{64, 128, 256, 512}, 2))
       out.push_back(scan_hillis_steele(t, S("hillis_steele"), b));

@@ -28,6 +28,13 @@ const std::map<std::string, std::string>& families() {
     {"maxpool1d", "pooling"},        {"avgpool2d", "pooling"},
     {"embedding", "indexing"},       {"scatter_add", "indexing"},
     {"layernorm_affine", "rowwise"},
+    {"silu", "elementwise"},         {"softplus", "elementwise"},      {"hardswish", "elementwise"},
+    {"clamp", "elementwise"},
+    {"row_sum", "rowwise"},          {"row_mean", "rowwise"},          {"row_argmax", "rowwise"},
+    {"cross_entropy", "rowwise"},
+    {"col_sum", "columnwise"},       {"col_max", "columnwise"},        {"softmax_cols", "columnwise"},
+    {"batchnorm", "columnwise"},
+    {"mse_loss", "reduction"},       {"exclusive_scan", "reduction"},
   };
   return m;
 }
@@ -64,7 +71,7 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
     std::vector<tmpl> tmpls;
     if (fam == "elementwise")
       tmpls = elementwise_templates(t, r);
-    else if (fam == "rowwise" || t.name == "matvec")
+    else if (fam == "rowwise" || fam == "columnwise" || t.name == "matvec")
       tmpls = rowwise_templates(t, r);
     else if (fam == "reduction")
       tmpls = reduction_templates(t, r);
