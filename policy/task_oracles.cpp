@@ -258,6 +258,53 @@ void attention_head(oracle_io& io) {
   io.output("out", torch::matmul(p, v), seq * d);
 }
 
+// ---- pooling (train: maxpool1d, avgpool2d; eval: maxpool2d, avgpool1d) ----
+
+// Pooling without padding over x (C x L or C x H x W): window k, stride s; the output is
+// C x ((L - k) / s + 1) (per spatial dimension). `pool` is the LibTorch pooling op.
+template <class Pool>
+void pool1d(oracle_io& io, Pool pool) {
+  const auto c = io.size("C");
+  const auto l = io.size("L");
+  const auto k = io.size("k");
+  const auto s = io.size("s");
+  if (k > l) io.fail("k must not exceed L");
+  auto x = io.input("x", c * l).view({1, c, l});
+  io.output("y", pool(x, k, s), c * ((l - k) / s + 1));
+}
+
+template <class Pool>
+void pool2d(oracle_io& io, Pool pool) {
+  const auto c = io.size("C");
+  const auto h = io.size("H");
+  const auto w = io.size("W");
+  const auto k = io.size("k");
+  const auto s = io.size("s");
+  if (k > h || k > w) io.fail("k must not exceed H or W");
+  auto x = io.input("x", c * h * w).view({1, c, h, w});
+  io.output("y", pool(x, k, s), c * ((h - k) / s + 1) * ((w - k) / s + 1));
+}
+
+void maxpool1d(oracle_io& io) {
+  pool1d(io, [](const torch::Tensor& x, long long k, long long s) { return torch::max_pool1d(x, {k}, {s}); });
+}
+
+void avgpool1d(oracle_io& io) {
+  pool1d(io, [](const torch::Tensor& x, long long k, long long s) { return torch::avg_pool1d(x, {k}, {s}); });
+}
+
+void maxpool2d(oracle_io& io) {
+  pool2d(io, [](const torch::Tensor& x, long long k, long long s) {
+    return torch::max_pool2d(x, {k, k}, {s, s});
+  });
+}
+
+void avgpool2d(oracle_io& io) {
+  pool2d(io, [](const torch::Tensor& x, long long k, long long s) {
+    return torch::avg_pool2d(x, {k, k}, {s, s});
+  });
+}
+
 // ---- held-out eval split (issue 17): one operator per category, never in the SFT corpus ----
 
 void elu(oracle_io& io) {
@@ -305,27 +352,6 @@ void log_softmax_rows(oracle_io& io) {
   const auto cols = io.size("cols");
   auto x = io.input("x", rows * cols).view({rows, cols});
   io.output("y", torch::log_softmax(x, 1), rows * cols);
-}
-
-void maxpool2d(oracle_io& io) {
-  const auto c = io.size("C");
-  const auto h = io.size("H");
-  const auto w = io.size("W");
-  const auto k = io.size("k");
-  const auto s = io.size("s");
-  if (k > h || k > w) io.fail("k must not exceed H or W");
-  auto x = io.input("x", c * h * w).view({1, c, h, w});
-  io.output("y", torch::max_pool2d(x, {k, k}, {s, s}), c * ((h - k) / s + 1) * ((w - k) / s + 1));
-}
-
-void avgpool1d(oracle_io& io) {
-  const auto c = io.size("C");
-  const auto l = io.size("L");
-  const auto k = io.size("k");
-  const auto s = io.size("s");
-  if (k > l) io.fail("k must not exceed L");
-  auto x = io.input("x", c * l).view({1, c, l});
-  io.output("y", torch::avg_pool1d(x, {k}, {s}), c * ((l - k) / s + 1));
 }
 
 void depthwise_conv2d(oracle_io& io) {
@@ -411,27 +437,6 @@ void batched_transpose(oracle_io& io) {
 
 // ---- tasks-train2 block (issue 17): pooling, strided / fused conv, matmul variants, indexing,
 // attention scores, layernorm + scale ----
-
-void maxpool1d(oracle_io& io) {
-  const auto c = io.size("C");
-  const auto l = io.size("L");
-  const auto k = io.size("k");
-  const auto s = io.size("s");
-  if (k > l) io.fail("k must not exceed L");
-  auto x = io.input("x", c * l).view({1, c, l});
-  io.output("y", torch::max_pool1d(x, {k}, {s}), c * ((l - k) / s + 1));
-}
-
-void avgpool2d(oracle_io& io) {
-  const auto c = io.size("C");
-  const auto h = io.size("H");
-  const auto w = io.size("W");
-  const auto k = io.size("k");
-  const auto s = io.size("s");
-  if (k > h || k > w) io.fail("k must not exceed H or W");
-  auto x = io.input("x", c * h * w).view({1, c, h, w});
-  io.output("y", torch::avg_pool2d(x, {k, k}, {s, s}), c * ((h - k) / s + 1) * ((w - k) / s + 1));
-}
 
 void conv2d_strided(oracle_io& io) {
   const auto c = io.size("C");

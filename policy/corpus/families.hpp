@@ -72,6 +72,10 @@ std::string arg_list(const env::task_spec& t);
 // File prologue: includes, the named block constant when asked. `what` summarises the strategy for
 // readers of the generator; it is not emitted, since tidy() keeps the corpus comment-free.
 std::string prologue(const env::task_spec& t, const style& st, const std::string& what, int block);
+// `extern "C" void solution(<params>) {` + body + `}`: the host entry point of a template.
+std::string host_fn(const env::task_spec& t, const std::string& body);
+// `__global__ void <kernel>(<params>) {`: a kernel taking the task's own parameters.
+std::string kernel_open(const env::task_spec& t, const style& st);
 // "@BS@" replacement under the style: the constant's name or the literal.
 std::string block_expr(const style& st, int block);
 

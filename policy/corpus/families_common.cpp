@@ -64,4 +64,12 @@ std::string prologue(const env::task_spec& /*t*/, const style& st, const std::st
   return out;
 }
 
+std::string host_fn(const env::task_spec& t, const std::string& body) {
+  return "extern \"C\" void solution(" + param_list(t) + ") {\n" + body + "}\n";
+}
+
+std::string kernel_open(const env::task_spec& t, const style& st) {
+  return "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n";
+}
+
 } // namespace leap::corpus::detail

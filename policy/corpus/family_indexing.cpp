@@ -8,25 +8,17 @@ namespace leap::corpus::detail {
 
 namespace {
 
-std::string H(const env::task_spec& t, const std::string& body) {
-  return "extern \"C\" void solution(" + param_list(t) + ") {\n" + body + "}\n";
-}
-
-std::string K(const env::task_spec& t, const style& st) {
-  return "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n";
-}
-
 // ---- embedding ----
 
 tmpl emb_flat(const env::task_spec& t, const style& st, int block, bool grid_stride) {
-  std::string k = K(t, st);
+  std::string k = kernel_open(t, st);
   if (grid_stride)
     k += "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i $< n_ids * dim; i += blockDim.x * gridDim.x) {\n";
   else
     k += "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (i $>= n_ids * dim) return;}G@\n  {\n";
   k += "    const int r = i / @I{dim~|~n_ids}I@;\n    const int c = i % dim;\n"
        "    out[i] = table[(long long)ids[r] * dim + c];\n  }\n}\n\n";
-  std::string h = H(t, "  if (n_ids <= 0 || dim <= 0) return;\n  int grid = (n_ids * dim + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, "  if (n_ids <= 0 || dim <= 0) return;\n  int grid = (n_ids * dim + @BS@ - 1) / @BS@;\n"
     + std::string(grid_stride ? "  if (grid > 1024) grid = 1024;\n" : "")
     + "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -35,12 +27,12 @@ tmpl emb_flat(const env::task_spec& t, const style& st, int block, bool grid_str
 }
 
 tmpl emb_row_block(const env::task_spec& t, const style& st, int block) {
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  const int r = blockIdx.x;\n"
     "  const float* src = table + (long long)ids[r] * @I{dim~|~vocab}I@;\n"
     "  float* dst = out + (long long)r * dim;\n"
     "  for (int c = threadIdx.x; c $< dim; c += blockDim.x) dst[c] = src[c];\n}\n\n";
-  std::string h = H(t, "  if (n_ids <= 0 || dim <= 0) return;\n"
+  std::string h = host_fn(t, "  if (n_ids <= 0 || dim <= 0) return;\n"
     "  " + st.kernel + "<<<n_ids, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
   return {"block_per_row", "b" + std::to_string(block), fill(src, {{"@BS@", block_expr(st, block)}})};
@@ -48,13 +40,13 @@ tmpl emb_row_block(const env::task_spec& t, const style& st, int block) {
 
 tmpl emb_warp_row(const env::task_spec& t, const style& st, int rpb) {
   std::string R = std::to_string(rpb);
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  const int lane = threadIdx.x % 32;\n"
     "  const int r = blockIdx.x * " + R + " + @I{threadIdx.x / 32~|~threadIdx.x % " + R + "}I@;\n"
     "  @G{if (r $>= n_ids) return;}G@\n"
     "  const long long from = (long long)ids[r] * dim;\n  const long long to = (long long)r * dim;\n"
     "  for (int c = lane; c $< dim; c += 32) out[to + c] = table[from + c];\n}\n\n";
-  std::string h = H(t, "  if (n_ids <= 0 || dim <= 0) return;\n"
+  std::string h = host_fn(t, "  if (n_ids <= 0 || dim <= 0) return;\n"
     "  const int grid = (n_ids + " + R + " - 1) / " + R + ";\n"
     "  " + st.kernel + "<<<grid, " + std::to_string(32 * rpb) + ">>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"warp_per_row", "rpb" + R, prologue(t, st, "", 0) + k + h};
@@ -65,14 +57,14 @@ tmpl emb_warp_row(const env::task_spec& t, const style& st, int rpb) {
 const char* sa_zero = "  @Z{cudaMemset(out, 0, n_out * sizeof(float));}Z@\n  if (n <= 0) return;\n";
 
 tmpl sa_global(const env::task_spec& t, const style& st, int block, bool grid_stride) {
-  std::string k = K(t, st);
+  std::string k = kernel_open(t, st);
   if (grid_stride)
     k += "  for (int i = @I{blockIdx.x * blockDim.x + threadIdx.x~|~threadIdx.x}I@; i $< n; i += blockDim.x * gridDim.x)\n"
          "    atomicAdd(&out[idx[i]], src[i]);\n}\n\n";
   else
     k += "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (i $>= n) return;}G@\n"
          "  atomicAdd(&out[idx[i]], src[@I{i~|~idx[i]}I@]);\n}\n\n";
-  std::string h = H(t, std::string(sa_zero) + "  int grid = (n + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, std::string(sa_zero) + "  int grid = (n + @BS@ - 1) / @BS@;\n"
     + (grid_stride ? "  if (grid > 256) grid = 256;\n" : "")
     + "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -81,13 +73,13 @@ tmpl sa_global(const env::task_spec& t, const style& st, int block, bool grid_st
 }
 
 tmpl sa_shared(const env::task_spec& t, const style& st, int block, int max_grid) {
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  extern __shared__ float local[];\n"
     "  for (int b = threadIdx.x; b < n_out; b += blockDim.x) local[b] = 0.0f;\n  $SYNC\n"
     "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i $< n; i += blockDim.x * gridDim.x)\n"
     "    atomicAdd(&local[idx[i]], src[i]);\n  $SYNC\n"
     "  for (int b = threadIdx.x; b < n_out; b += blockDim.x) @R{atomicAdd(&out[b], local[b])~|~out[b] = local[b]}R@;\n}\n\n";
-  std::string h = H(t, std::string(sa_zero) + "  int grid = (n + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, std::string(sa_zero) + "  int grid = (n + @BS@ - 1) / @BS@;\n"
     "  if (grid > " + std::to_string(max_grid) + ") grid = " + std::to_string(max_grid) + ";\n"
     "  " + st.kernel + "<<<grid, @BS@, n_out * sizeof(float)>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;

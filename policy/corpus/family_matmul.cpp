@@ -8,10 +8,6 @@ namespace leap::corpus::detail {
 
 namespace {
 
-std::string H(const env::task_spec& t, const std::string& body) {
-  return "extern \"C\" void solution(" + param_list(t) + ") {\n" + body + "}\n";
-}
-
 std::string mm_store(const env::task_spec& t) {
   return t.name == "matmul_bias_relu" ? "C[(long long)row * N + col] = fmaxf(acc + bias[col], 0.0f);"
                                       : "C[(long long)row * N + col] = acc;";
@@ -23,7 +19,7 @@ tmpl mm_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
     "  @G{if (row $>= M || col $>= N) return;}G@\n  float acc = 0.0f;\n"
     "  for (int k = 0; k $< K; ++k) acc += A[(long long)row * K + k] * B[(long long)k * @I{N~|~K}I@ + col];\n"
     "  " + mm_store(t) + "\n}\n\n";
-  std::string h = H(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"naive2d", "b" + std::to_string(bx) + "x" + std::to_string(by),
@@ -37,7 +33,7 @@ tmpl mm_flat(const env::task_spec& t, const style& st, int block) {
     "  const int row = " + st.idx + " / @I{N~|~M}I@;\n  const int col = " + st.idx + " % N;\n  float acc = 0.0f;\n"
     "  for (int k = 0; k $< K; ++k) acc += A[(long long)row * K + k] * B[(long long)k * N + col];\n"
     "  " + mm_store(t) + "\n}\n\n";
-  std::string h = H(t, "  if (M <= 0 || N <= 0) return;\n  const int grid = (M * N + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, "  if (M <= 0 || N <= 0) return;\n  const int grid = (M * N + @BS@ - 1) / @BS@;\n"
     "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "flat 1-D grid, one thread per output element.", block) + k + h;
   return {"flat1d", "b" + std::to_string(block), fill(src, {{"@BS@", block_expr(st, block)}})};
@@ -57,7 +53,7 @@ tmpl mm_tiled(const env::task_spec& t, const style& st, int tile) {
     "    for (int k = 0; k < k_tile; ++k) acc += a_tile[ty][k] * b_tile[@I{k~|~ty}I@][tx];\n"
     "    $SYNC\n  }\n"
     "  @G{if (row $< M && col $< N) }G@" + mm_store(t) + "\n}\n\n";
-  std::string h = H(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(k_tile, k_tile);\n"
+  std::string h = host_fn(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(k_tile, k_tile);\n"
     "  dim3 grid((N + k_tile - 1) / k_tile, (M + k_tile - 1) / k_tile);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"smem_tiled", "t" + T,
@@ -68,7 +64,7 @@ tmpl tr_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
   std::string k = "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n"
     "  const int col = blockIdx.x * blockDim.x + threadIdx.x;\n  const int row = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  @G{if (row $< rows && col $< cols) }G@y[(long long)col * @I{rows~|~cols}I@ + row] = x[(long long)row * cols + col];\n}\n\n";
-  std::string h = H(t, "  if (rows <= 0 || cols <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, "  if (rows <= 0 || cols <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((cols + block.x - 1) / block.x, (rows + block.y - 1) / block.y);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"naive2d", "b" + std::to_string(bx) + "x" + std::to_string(by),
@@ -81,7 +77,7 @@ tmpl tr_flat(const env::task_spec& t, const style& st, int block) {
     "  const int " + i + " = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (" + i + " $>= rows * cols) return;}G@\n"
     "  const int r = " + i + " / cols;\n  const int c = " + i + " % @I{cols~|~rows}I@;\n"
     "  y[(long long)c * rows + r] = x[" + i + "];\n}\n\n";
-  std::string h = H(t, "  if (rows <= 0 || cols <= 0) return;\n  const int grid = (rows * cols + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, "  if (rows <= 0 || cols <= 0) return;\n  const int grid = (rows * cols + @BS@ - 1) / @BS@;\n"
     "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "flat 1-D grid over the input elements.", block) + k + h;
   return {"flat1d", "b" + std::to_string(block), fill(src, {{"@BS@", block_expr(st, block)}})};
@@ -99,7 +95,7 @@ tmpl tr_tiled(const env::task_spec& t, const style& st, int tile, int by) {
     "  for (int r = threadIdx.y; r < k_tile; r += blockDim.y) {\n"
     "    const int out_row = bx + r;\n    const int out_col = by + threadIdx.x;\n"
     "    @G{if (out_row $< cols && out_col $< rows) }G@y[(long long)out_row * rows + out_col] = tile[@I{threadIdx.x][r~|~r][threadIdx.x}I@];\n  }\n}\n\n";
-  std::string h = H(t, "  if (rows <= 0 || cols <= 0) return;\n  dim3 block(k_tile, " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, "  if (rows <= 0 || cols <= 0) return;\n  dim3 block(k_tile, " + std::to_string(by) + ");\n"
     "  dim3 grid((cols + k_tile - 1) / k_tile, (rows + k_tile - 1) / k_tile);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"smem_tiled", "t" + T + "x" + std::to_string(by),
@@ -114,7 +110,7 @@ tmpl c1_naive(const env::task_spec& t, const style& st, int block, bool grid_str
     k += "  for (int " + i + " = blockIdx.x * blockDim.x + threadIdx.x; " + i + " $< out_n; " + i + " += blockDim.x * gridDim.x) {\n    " + inner + "  }\n}\n\n";
   else
     k += "  const int " + i + " = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (" + i + " $>= out_n) return;}G@\n  {\n    " + inner + "  }\n}\n\n";
-  std::string h = H(t, "  const int out_n = n - k + 1;\n  if (out_n <= 0) return;\n  int grid = (out_n + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, "  const int out_n = n - k + 1;\n  if (out_n <= 0) return;\n  int grid = (out_n + @BS@ - 1) / @BS@;\n"
     + std::string(grid_stride ? "  if (grid > 512) grid = 512;\n" : "") +
     "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, grid_stride ? "grid-stride loop over the outputs." : "one thread per output.", block) + k + h;
@@ -131,7 +127,7 @@ tmpl c1_shared(const env::task_spec& t, const style& st, int block) {
     "    const int src = base + j;\n    tile[j] = @B{(src < n) ? x[src] : 0.0f~|~x[src]}B@;\n  }\n  $SYNC\n"
     "  const int i = base + threadIdx.x;\n  @G{if (i $< out_n) }G@{\n    float acc = 0.0f;\n"
     "    for (int j = 0; j < k; ++j) acc += tile[@I{threadIdx.x + j~|~threadIdx.x}I@] * ws[j];\n    y[i] = acc;\n  }\n}\n\n";
-  std::string h = H(t, "  const int out_n = n - k + 1;\n  if (out_n <= 0) return;\n  const int grid = (out_n + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, "  const int out_n = n - k + 1;\n  if (out_n <= 0) return;\n  const int grid = (out_n + @BS@ - 1) / @BS@;\n"
     "  const size_t smem = (@BS@ + 2 * k - 1) * sizeof(float);\n"
     "  " + st.kernel + "<<<grid, @BS@, smem>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "inputs with halo and the filter staged in shared memory.", block) + k + h;
@@ -149,7 +145,7 @@ tmpl c2_naive(const env::task_spec& t, const style& st, int bx, int by) {
     "  for (int c = 0; c < C; ++c)\n    for (int a = 0; a < R; ++a)\n      for (int b = 0; b $< R; ++b)\n"
     "        acc += " + std::string(c2_x) + " * w[((f * C + c) * R + a) * R + b];\n"
     "  y[((long long)f * OH + i) * OW + j] = acc;\n}\n\n";
-  std::string h = H(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
+  std::string h = host_fn(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
     "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, F);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
@@ -167,7 +163,7 @@ tmpl c2_flat(const env::task_spec& t, const style& st, int block) {
     "  for (int c = 0; c < C; ++c)\n    for (int a = 0; a $< R; ++a)\n      for (int b = 0; b < R; ++b)\n"
     "        acc += " + std::string(c2_x) + " * w[((f * C + c) * R + a) * R + b];\n"
     "  y[" + q + "] = acc;\n}\n\n";
-  std::string h = H(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
+  std::string h = host_fn(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
     "  const int total = F * OH * OW;\n  const int grid = (total + @BS@ - 1) / @BS@;\n"
     "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "flat 1-D grid over all outputs.", block) + k + h;
@@ -186,7 +182,7 @@ tmpl c2_shared_w(const env::task_spec& t, const style& st, int bx, int by) {
     "    for (int c = 0; c < C; ++c)\n      for (int a = 0; a < R; ++a)\n        for (int b = 0; b < R; ++b)\n"
     "          acc += " + std::string(c2_x) + " * wf[(c * R + a) * R + b];\n"
     "    y[((long long)f * OH + i) * OW + j] = acc;\n  }\n}\n\n";
-  std::string h = H(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
+  std::string h = host_fn(t, "  const int OH = H - R + 1;\n  const int OW = W - R + 1;\n  if (OH <= 0 || OW <= 0 || F <= 0) return;\n"
     "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, F);\n"
     "  const size_t smem = (size_t)C * R * R * sizeof(float);\n"
@@ -213,7 +209,7 @@ tmpl at_three(const env::task_spec& t, const style& st, int bx, int by) {
     "  for (int j = 0; j < seq; ++j) acc += P[(long long)i * seq + j] * v[(long long)j * d + c];\n"
     "  out[(long long)i * d + c] = acc;\n}\n\n";
   std::string B = "dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n";
-  std::string h = H(t, "  if (seq <= 0 || d <= 0) return;\n  float* S = nullptr;\n"
+  std::string h = host_fn(t, "  if (seq <= 0 || d <= 0) return;\n  float* S = nullptr;\n"
     "  cudaMalloc(&S, (size_t)seq * seq * sizeof(float));\n  const float scale = 1.0f / sqrtf((float)d);\n  " + B +
     "  dim3 grid_s((seq + block.x - 1) / block.x, (seq + block.y - 1) / block.y);\n"
     "  " + st.kernel + "_scores<<<grid_s, block>>>(q, k, S, seq, d, scale);\n"
@@ -246,7 +242,7 @@ tmpl at_fused(const env::task_spec& t, const style& st, int block) {
     "  for (int c = t; c < d; c += blockDim.x) {\n    float acc = 0.0f;\n"
     "    for (int j = 0; j < seq; ++j) acc += p[j] * v[(long long)j * d + @I{c~|~t}I@];\n"
     "    out[(long long)i * d + c] = acc * inv;\n  }\n}\n\n";
-  std::string h = H(t, "  if (seq <= 0 || d <= 0) return;\n  const float scale = 1.0f / sqrtf((float)d);\n"
+  std::string h = host_fn(t, "  if (seq <= 0 || d <= 0) return;\n  const float scale = 1.0f / sqrtf((float)d);\n"
     "  const size_t smem = (size_t)(seq + @BS@) * sizeof(float);\n"
     "  " + st.kernel + "<<<seq, @BS@, smem>>>(q, k, v, out, seq, d, scale);\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "one block per query row: scores in shared memory, tree max and sum, then P*V.", block) + k + h;

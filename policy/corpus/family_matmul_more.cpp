@@ -11,10 +11,6 @@ namespace leap::corpus::detail {
 
 namespace {
 
-std::string H(const env::task_spec& t, const std::string& body) {
-  return "extern \"C\" void solution(" + param_list(t) + ") {\n" + body + "}\n";
-}
-
 // A GEMM task in the names of its signature: C (M x N) = A (M x K) * B, B stored K x N or, when
 // bt, N x K; batch is the batch count's name (empty: none); scaled multiplies by 1/sqrt(K).
 struct gemm {
@@ -66,13 +62,9 @@ std::string host_guard(const gemm& g) {
          + (g.N == g.M ? "" : " || " + g.N + " <= 0") + ") return;\n";
 }
 
-std::string K(const env::task_spec& t, const style& st) {
-  return "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n";
-}
-
 tmpl g_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
   auto g = gemm_of(t);
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  const int col = blockIdx.x * blockDim.x + threadIdx.x;\n  const int row = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  @G{if (row $>= " + g.M + " || col $>= " + g.N + ") return;}G@\n" + bases(g, "blockIdx.z") + scale_decl(g) +
     "  float acc = 0.0f;\n"
@@ -80,7 +72,7 @@ tmpl g_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
     // and passes; there the guards are the off-by-one sites.
     "  for (int kk = 0; kk " + std::string(t.name == "matmul_small_k" ? "<" : "$<") + " " + g.K + "; ++kk) acc += Am[(long long)row * " + g.K + " + kk] * " + b_at(g, "kk", "col", true) + ";\n"
     "  Cm[(long long)row * " + g.N + " + col] = " + scaled(g, "acc") + ";\n}\n\n";
-  std::string h = H(t, host_guard(g) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, host_guard(g) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((" + g.N + " + block.x - 1) / block.x, (" + g.M + " + block.y - 1) / block.y"
     + (g.batch.empty() ? "" : ", " + g.batch) + ");\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
@@ -90,7 +82,7 @@ tmpl g_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
 tmpl g_flat(const env::task_spec& t, const style& st, int block, bool grid_stride) {
   auto g = gemm_of(t);
   std::string total = (g.batch.empty() ? "" : g.batch + " * ") + g.M + " * " + g.N;
-  std::string k = K(t, st);
+  std::string k = kernel_open(t, st);
   if (grid_stride)
     k += "  for (long long idx = blockIdx.x * blockDim.x + threadIdx.x; idx $< (long long)" + total + "; idx += (long long)blockDim.x * gridDim.x) {\n";
   else
@@ -107,7 +99,7 @@ tmpl g_flat(const env::task_spec& t, const style& st, int block, bool grid_strid
     "    float acc = 0.0f;\n"
     "    for (int kk = 0; kk < " + g.K + "; ++kk) acc += Am[(long long)row * " + g.K + " + kk] * " + b_at(g, "kk", "col", false) + ";\n"
     "    Cm[(long long)row * " + g.N + " + col] = " + scaled(g, "acc") + ";\n  }\n}\n\n";
-  std::string h = H(t, host_guard(g) + "  int grid = (int)(((long long)" + total + " + @BS@ - 1) / @BS@);\n"
+  std::string h = host_fn(t, host_guard(g) + "  int grid = (int)(((long long)" + total + " + @BS@ - 1) / @BS@);\n"
     + (grid_stride ? "  if (grid > 1024) grid = 1024;\n" : "")
     + "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -123,7 +115,7 @@ tmpl g_tiled(const env::task_spec& t, const style& st, int tile) {
   std::string b_load = g.bt
     ? "(k0 + ty < " + g.K + " && col < " + g.N + ") ? Bm[(long long)col * " + g.K + " + k0 + ty] : 0.0f"
     : "(k0 + ty < " + g.K + " && col < " + g.N + ") ? Bm[(long long)(k0 + ty) * " + g.N + " + col] : 0.0f";
-  std::string k = "constexpr int k_tile = " + T + ";\n\n" + K(t, st) +
+  std::string k = "constexpr int k_tile = " + T + ";\n\n" + kernel_open(t, st) +
     "  __shared__ float a_tile[k_tile][k_tile];\n  __shared__ float b_tile[k_tile][k_tile];\n"
     "  const int tx = threadIdx.x;\n  const int ty = threadIdx.y;\n"
     "  const int row = blockIdx.y * k_tile + ty;\n  const int col = blockIdx.x * k_tile + tx;\n"
@@ -136,7 +128,7 @@ tmpl g_tiled(const env::task_spec& t, const style& st, int tile) {
     "    for (int kk = 0; kk < k_tile; ++kk) acc += a_tile[ty][kk] * b_tile[@I{kk~|~ty}I@][tx];\n"
     "    $SYNC\n  }\n"
     "  @G{if (row $< " + g.M + " && col $< " + g.N + ") }G@Cm[(long long)row * " + g.N + " + col] = " + scaled(g, "acc") + ";\n}\n\n";
-  std::string h = H(t, host_guard(g) + "  dim3 block(k_tile, k_tile);\n"
+  std::string h = host_fn(t, host_guard(g) + "  dim3 block(k_tile, k_tile);\n"
     "  dim3 grid((" + g.N + " + k_tile - 1) / k_tile, (" + g.M + " + k_tile - 1) / k_tile"
     + (g.batch.empty() ? "" : ", " + g.batch) + ");\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
@@ -145,7 +137,7 @@ tmpl g_tiled(const env::task_spec& t, const style& st, int tile) {
 
 // matmul_small_k: the block's rows of A (by x K) and K rows of B (K x bx) staged in shared memory.
 tmpl sk_stage(const env::task_spec& t, const style& st, int bx, int by) {
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  extern __shared__ float sm[];\n  float* a_s = sm;\n  float* b_s = sm + blockDim.y * K;\n"
     "  const int tx = threadIdx.x;\n  const int ty = threadIdx.y;\n"
     "  const int col = blockIdx.x * blockDim.x + tx;\n  const int row = blockIdx.y * blockDim.y + ty;\n"
@@ -158,7 +150,7 @@ tmpl sk_stage(const env::task_spec& t, const style& st, int bx, int by) {
     "  float acc = 0.0f;\n"
     "  for (int kk = 0; kk $< K; ++kk) acc += a_s[ty * K + kk] * b_s[kk * blockDim.x + @I{tx~|~ty}I@];\n"
     "  C[(long long)row * N + col] = acc;\n}\n\n";
-  std::string h = H(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);\n"
     "  const size_t smem = (size_t)(block.x + block.y) * K * sizeof(float);\n"
     "  " + st.kernel + "<<<grid, block, smem>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
@@ -191,13 +183,13 @@ std::string cv_host_head(const conv& c) {
 
 tmpl cv_naive(const env::task_spec& t, const style& st, int bx, int by) {
   auto c = conv_of(t);
-  std::string k = K(t, st) + cv_dims(c, "  ") +
+  std::string k = kernel_open(t, st) + cv_dims(c, "  ") +
     "  const int j = blockIdx.x * blockDim.x + threadIdx.x;\n  const int i = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  const int f = blockIdx.z;\n  @G{if (i $>= OH || j $>= OW) return;}G@\n  float acc = 0.0f;\n"
     "  for (int cc = 0; cc < C; ++cc)\n    for (int a = 0; a < R; ++a)\n      for (int b = 0; b $< R; ++b)\n"
     "        acc += " + cv_x(c) + " * w[((f * C + cc) * R + a) * R + b];\n"
     "  y[((long long)f * OH + i) * OW + j] = " + c.store + ";\n}\n\n";
-  std::string h = H(t, cv_host_head(c) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, cv_host_head(c) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, F);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"naive3d", "b" + std::to_string(bx) + "x" + std::to_string(by), prologue(t, st, "", 0) + k + h};
@@ -205,14 +197,14 @@ tmpl cv_naive(const env::task_spec& t, const style& st, int bx, int by) {
 
 tmpl cv_flat(const env::task_spec& t, const style& st, int block) {
   auto c = conv_of(t);
-  std::string k = K(t, st) + cv_dims(c, "  ") +
+  std::string k = kernel_open(t, st) + cv_dims(c, "  ") +
     "  const int idx = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (idx $>= F * OH * OW) return;}G@\n"
     "  const int j = idx % OW;\n  const int i = (idx / OW) % OH;\n  const int f = idx / (OW * OH);\n"
     "  float acc = 0.0f;\n"
     "  for (int cc = 0; cc < C; ++cc)\n    for (int a = 0; a $< R; ++a)\n      for (int b = 0; b < R; ++b)\n"
     "        acc += " + cv_x(c) + " * w[((f * C + cc) * R + a) * R + b];\n"
     "  y[idx] = " + c.store + ";\n}\n\n";
-  std::string h = H(t, cv_host_head(c) + "  const int grid = (F * OH * OW + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, cv_host_head(c) + "  const int grid = (F * OH * OW + @BS@ - 1) / @BS@;\n"
     "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
   return {"flat1d", "b" + std::to_string(block), fill(src, {{"@BS@", block_expr(st, block)}})};
@@ -220,7 +212,7 @@ tmpl cv_flat(const env::task_spec& t, const style& st, int block) {
 
 tmpl cv_shared_w(const env::task_spec& t, const style& st, int bx, int by) {
   auto c = conv_of(t);
-  std::string k = K(t, st) + "  extern __shared__ float wf[];\n" + cv_dims(c, "  ") +
+  std::string k = kernel_open(t, st) + "  extern __shared__ float wf[];\n" + cv_dims(c, "  ") +
     "  const int j = blockIdx.x * blockDim.x + threadIdx.x;\n  const int i = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  const int f = blockIdx.z;\n  const int count = C * R * R;\n"
     "  for (int q = threadIdx.y * blockDim.x + threadIdx.x; q < count; q += blockDim.x * blockDim.y)\n"
@@ -229,7 +221,7 @@ tmpl cv_shared_w(const env::task_spec& t, const style& st, int bx, int by) {
     "    for (int cc = 0; cc < C; ++cc)\n      for (int a = 0; a < R; ++a)\n        for (int b = 0; b < R; ++b)\n"
     "          acc += " + cv_x(c) + " * wf[(cc * R + a) * R + b];\n"
     "    y[((long long)f * OH + i) * OW + j] = " + c.store + ";\n  }\n}\n\n";
-  std::string h = H(t, cv_host_head(c) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, cv_host_head(c) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, F);\n"
     "  const size_t smem = (size_t)C * R * R * sizeof(float);\n"
     "  " + st.kernel + "<<<grid, block, smem>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");

@@ -8,14 +8,6 @@ namespace leap::corpus::detail {
 
 namespace {
 
-std::string H(const env::task_spec& t, const std::string& body) {
-  return "extern \"C\" void solution(" + param_list(t) + ") {\n" + body + "}\n";
-}
-
-std::string K(const env::task_spec& t, const style& st) {
-  return "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n";
-}
-
 // ---- maxpool1d ----
 
 // The window max of output (c, o), written to y[q].
@@ -31,13 +23,13 @@ const char* mp1_host_head = "  if (C <= 0 || L < k) return;\n  const int OL = (L
 tmpl mp1_flat(const env::task_spec& t, const style& st, int block, bool grid_stride) {
   // The output-range checks are no bug sites here: past y's end an out-of-range thread would read
   // x's canary and write the max of canary words, i.e. the canary itself, so the bug would pass.
-  std::string k = K(t, st) + "  const int OL = (L - k) / s + 1;\n";
+  std::string k = kernel_open(t, st) + "  const int OL = (L - k) / s + 1;\n";
   if (grid_stride)
     k += "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < C * OL; i += blockDim.x * gridDim.x) {\n";
   else
     k += "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= C * OL) return;\n  {\n";
   k += "    const int c = i / OL;\n    const int o = i % OL;\n" + mp1_window("i") + "  }\n}\n\n";
-  std::string h = H(t, std::string(mp1_host_head) + "  int grid = (C * OL + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, std::string(mp1_host_head) + "  int grid = (C * OL + @BS@ - 1) / @BS@;\n"
     + (grid_stride ? "  if (grid > 256) grid = 256;\n" : "")
     + "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -46,18 +38,18 @@ tmpl mp1_flat(const env::task_spec& t, const style& st, int block, bool grid_str
 }
 
 tmpl mp1_grid2d(const env::task_spec& t, const style& st, int bx, int by) {
-  std::string k = K(t, st) + "  const int OL = (L - k) / s + 1;\n"
+  std::string k = kernel_open(t, st) + "  const int OL = (L - k) / s + 1;\n"
     "  const int o = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  const int c = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  @G{if (o $>= OL || c >= C) return;}G@\n  {\n" + mp1_window("(long long)c * OL + o") + "  }\n}\n\n";
-  std::string h = H(t, std::string(mp1_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, std::string(mp1_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OL + block.x - 1) / block.x, (C + block.y - 1) / block.y);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"grid2d", "b" + std::to_string(bx) + "x" + std::to_string(by), prologue(t, st, "", 0) + k + h};
 }
 
 tmpl mp1_smem(const env::task_spec& t, const style& st, int block) {
-  std::string k = K(t, st) +
+  std::string k = kernel_open(t, st) +
     "  extern __shared__ float tile[];\n"
     "  const int OL = (L - k) / s + 1;\n  const int c = blockIdx.y;\n"
     "  const int o0 = blockIdx.x * blockDim.x;\n  const int start = o0 * s;\n"
@@ -70,7 +62,7 @@ tmpl mp1_smem(const env::task_spec& t, const style& st, int block) {
     "    const float* w = tile + @I{threadIdx.x * s~|~threadIdx.x}I@;\n    float m = w[0];\n"
     "    for (int t = 1; t $< k; ++t) m = @R{fmaxf~|~fminf}R@(m, w[t]);\n"
     "    y[(long long)c * OL + o] = m;\n  }\n}\n\n";
-  std::string h = H(t, std::string(mp1_host_head) +
+  std::string h = host_fn(t, std::string(mp1_host_head) +
     "  dim3 grid((OL + @BS@ - 1) / @BS@, C);\n  const size_t smem = ((@BS@ - 1) * s + k) * sizeof(float);\n"
     "  " + st.kernel + "<<<grid, @BS@, smem>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -93,14 +85,14 @@ const char* ap2_host_head = "  if (C <= 0 || H < k || W < k) return;\n"
 const char* ap2_dims = "  const int OH = (H - k) / s + 1;\n  const int OW = (W - k) / s + 1;\n";
 
 tmpl ap2_flat(const env::task_spec& t, const style& st, int block, bool grid_stride) {
-  std::string k = K(t, st) + ap2_dims;
+  std::string k = kernel_open(t, st) + ap2_dims;
   if (grid_stride)
     k += "  for (int q = blockIdx.x * blockDim.x + threadIdx.x; q $< C * OH * OW; q += blockDim.x * gridDim.x) {\n";
   else
     k += "  const int q = blockIdx.x * blockDim.x + threadIdx.x;\n  @G{if (q $>= C * OH * OW) return;}G@\n  {\n";
   k += "    const int j = q % OW;\n    const int i = (q / OW) % OH;\n    const int c = q / (OW * OH);\n"
        + ap2_window("q") + "  }\n}\n\n";
-  std::string h = H(t, std::string(ap2_host_head) + "  int grid = (C * OH * OW + @BS@ - 1) / @BS@;\n"
+  std::string h = host_fn(t, std::string(ap2_host_head) + "  int grid = (C * OH * OW + @BS@ - 1) / @BS@;\n"
     + (grid_stride ? "  if (grid > 256) grid = 256;\n" : "")
     + "  " + st.kernel + "<<<grid, @BS@>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   auto src = prologue(t, st, "", block) + k + h;
@@ -109,18 +101,18 @@ tmpl ap2_flat(const env::task_spec& t, const style& st, int block, bool grid_str
 }
 
 tmpl ap2_grid3d(const env::task_spec& t, const style& st, int bx, int by) {
-  std::string k = K(t, st) + ap2_dims +
+  std::string k = kernel_open(t, st) + ap2_dims +
     "  const int j = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  const int i = blockIdx.y * blockDim.y + threadIdx.y;\n  const int c = blockIdx.z;\n"
     "  @G{if (i $>= OH || j $>= OW) return;}G@\n  {\n" + ap2_window("((long long)c * OH + i) * OW + j") + "  }\n}\n\n";
-  std::string h = H(t, std::string(ap2_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, std::string(ap2_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, C);\n"
     "  " + st.kernel + "<<<grid, block>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
   return {"grid3d", "b" + std::to_string(bx) + "x" + std::to_string(by), prologue(t, st, "", 0) + k + h};
 }
 
 tmpl ap2_smem(const env::task_spec& t, const style& st, int bx, int by) {
-  std::string k = K(t, st) + "  extern __shared__ float tile[];\n" + ap2_dims +
+  std::string k = kernel_open(t, st) + "  extern __shared__ float tile[];\n" + ap2_dims +
     "  const int tw = (blockDim.x - 1) * s + k;\n  const int th = (blockDim.y - 1) * s + k;\n"
     "  const int c = blockIdx.z;\n"
     "  const int r0 = blockIdx.y * blockDim.y * s;\n  const int c0 = blockIdx.x * blockDim.x * s;\n"
@@ -132,7 +124,7 @@ tmpl ap2_smem(const env::task_spec& t, const style& st, int bx, int by) {
     "    for (int a = 0; a < k; ++a)\n"
     "      for (int b = 0; b $< k; ++b) acc += tile[(threadIdx.y * s + a) * tw + @I{threadIdx.x * s + b~|~threadIdx.x + b}I@];\n"
     "    y[((long long)c * OH + i) * OW + j] = acc / (float)(k * k);\n  }\n}\n\n";
-  std::string h = H(t, std::string(ap2_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
+  std::string h = host_fn(t, std::string(ap2_host_head) + "  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((OW + block.x - 1) / block.x, (OH + block.y - 1) / block.y, C);\n"
     "  const size_t smem = (size_t)((block.x - 1) * s + k) * ((block.y - 1) * s + k) * sizeof(float);\n"
     "  " + st.kernel + "<<<grid, block, smem>>>(" + arg_list(t) + ");\n  cudaDeviceSynchronize();\n");
