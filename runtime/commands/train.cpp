@@ -65,6 +65,21 @@ std::optional<long long> read_trainer_step(const std::string& ck_dir) {
   return j["step"].get<long long>();
 }
 
+// The rows of a metrics.jsonl already written (a resumed run's earlier steps); unreadable lines
+// were dropped by truncate_jsonl before this is read.
+std::vector<nlohmann::json> read_metrics_rows(const std::string& path) {
+  std::vector<nlohmann::json> rows;
+  auto text = read_file(path);
+  if (!text)
+    return rows;
+  for (auto& line : split_lines(*text)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object())
+      rows.push_back(std::move(j));
+  }
+  return rows;
+}
+
 nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
   return nlohmann::json{{"step", r.step},
                         {"acc_at_1", r.acc_at_1},
@@ -346,6 +361,11 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
               tc.dcp ? "on" : "off", tc.cancel_pruned_turn1 ? " (pruned turn-1 stragglers cancelled)" : "",
               algo::to_string(tc.estimator), env::to_string(svc.backend), tasks.size(),
               suite_hash.c_str());
+  if (tc.max_minutes > 0 || tc.max_compiles > 0)
+    std::printf("budget: %s%s%s (a resumed run counts its earlier steps)\n",
+                tc.max_minutes > 0 ? (format_fixed(tc.max_minutes, 1) + " min of learner steps").c_str() : "",
+                tc.max_minutes > 0 && tc.max_compiles > 0 ? " or " : "",
+                tc.max_compiles > 0 ? (std::to_string(tc.max_compiles) + " compile requests").c_str() : "");
   std::printf("%5s %6s %6s %6s %5s %8s %6s %6s %4s %8s %14s %9s %8s %4s %7s\n", "step", "acc@1",
               "acc@2", "acc@3", "act%", "compiles", "hits", "cancel", "drop", "att/s",
               "util g/c/e %", "loss", "kl", "ver", "step_s");
@@ -402,6 +422,23 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
       write_error = what;
     g_stop.store(true);
   };
+  // The run's budget (train.max_minutes, train.max_compiles): what earlier segments of a resumed
+  // run spent counts too. The step that reaches it is the last; then the run stops as on Ctrl-C
+  // (the trainer saves) and ends as completed. Guarded by out_mtx.
+  double spent_seconds = 0;
+  long long spent_compiles = 0;
+  for (const auto& row : read_metrics_rows(metrics_path)) {
+    spent_seconds += row.value("step_seconds", 0.0);
+    spent_compiles += row.value("compiles", 0LL) + row.value("cache_hits", 0LL);
+  }
+  std::string budget_reached;
+  if ((tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes) ||
+      (tc.max_compiles > 0 && spent_compiles >= tc.max_compiles)) {
+    std::printf("done: the run's budget was already spent (%.1f s of learner steps, %lld compile "
+                "requests; train.max_minutes %g, train.max_compiles %d); nothing to do\n",
+                spent_seconds, spent_compiles, tc.max_minutes, tc.max_compiles);
+    return exit_ok;
+  }
   td.trainer.on_report = [&](const msg::step_report& r) {
     std::lock_guard<std::mutex> lk(out_mtx);
     if (r.outcome == msg::step_outcome::failed)
@@ -445,6 +482,21 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     if (nodes)
       std::printf("%s\n", nodes_line(*nodes).c_str());
     std::fflush(stdout);
+    spent_seconds += step_s;
+    spent_compiles += static_cast<long long>(r.compiles) + r.cache_hits;
+    if (budget_reached.empty()) {
+      char why[160] = "";
+      if (tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes)
+        std::snprintf(why, sizeof why, "train.max_minutes = %g reached (%.1f s of learner steps)",
+                      tc.max_minutes, spent_seconds);
+      else if (tc.max_compiles > 0 && spent_compiles >= tc.max_compiles)
+        std::snprintf(why, sizeof why, "train.max_compiles = %d reached (%lld compile requests)",
+                      tc.max_compiles, spent_compiles);
+      if (*why) {
+        budget_reached = std::string(why) + " at step " + std::to_string(r.step);
+        g_stop.store(true);
+      }
+    }
   };
   td.trainer.on_saved = [&](const result<msg::checkpoint_saved>& r, bool final) {
     std::lock_guard<std::mutex> lk(out_mtx);
@@ -489,6 +541,12 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const std::string report_path = out_dir + "/report.html";
   if (auto r = report::write_report({out_dir}, report_path); !r)
     std::fprintf(stderr, "leap train: warning: report.html not written: %s\n", r.message().c_str());
+  if (!budget_reached.empty() && end.end == actors::run_end::how::interrupted) {
+    std::printf("done: budget %s; checkpoint in %s (%.1f s); metrics in %s, charts in %s\n",
+                budget_reached.c_str(), ck_dir.c_str(), total, metrics_path.c_str(),
+                report_path.c_str());
+    return exit_ok;
+  }
   switch (end.end) {
     case actors::run_end::how::interrupted:
       std::printf("interrupted: state saved in %s; continue with --resume (%.1f s)\n",

@@ -205,6 +205,16 @@ void register_train(registry& r) {
                      "max_turns turns with feedback, Difficulty-Conditioned Pruning, rewards.");
   s.key("steps", &train_section::steps, "Learner steps (a resumed run continues up to this count).")
       .at_least(1);
+  s.key("max_minutes", &train_section::max_minutes,
+        "Budget: stop after the step that brings the run's wall-clock (the sum of its steps' "
+        "step_seconds, earlier segments of a resumed run included) to this many minutes; the "
+        "checkpoint is saved and leap train exits 0. 0 = no time budget.")
+      .at_least(0);
+  s.key("max_compiles", &train_section::max_compiles,
+        "Budget: stop after the step that brings the run's compile requests (every candidate "
+        "sent to the compiler, build-cache hits included, earlier segments included) to this "
+        "count; as max_minutes. 0 = no compile budget.")
+      .at_least(0);
   s.key("batch_groups", &train_section::batch_groups, "B: groups (tasks) per learner step.")
       .at_least(1);
   s.key("group_size", &train_section::group_size, "G: attempts per group.").at_least(2);

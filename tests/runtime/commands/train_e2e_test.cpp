@@ -356,3 +356,45 @@ TEST(TrainE2E, AFullDiskEndsTheRunWithAClearErrorAndItResumesOnceThereIsSpace) {
     EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1));
   EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), 5);
 }
+
+// A budget (train.max_compiles) ends the run after the step that reaches it, with its checkpoint,
+// exit 0 and the run's page; a resumed run counts what its earlier steps spent, so the same
+// budget does nothing more, and a larger one continues.
+TEST(TrainE2E, ACompileBudgetEndsTheRunAfterTheStepThatReachesIt) {
+  auto cfg = config::defaults();
+  for (auto& s : tiny)
+    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  ASSERT_TRUE(config::apply_override(cfg, "train.steps=40").ok());
+  ASSERT_TRUE(config::apply_override(cfg, "train.max_compiles=6").ok());
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.train.warm_start = warm_start();
+  ASSERT_FALSE(cfg.train.warm_start.empty());
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto out = *make_temp_dir(temp_root(), "leap-budget-");
+  ASSERT_EQ(cmd_train(**svc, out, false), 0);
+  auto requests = [](const nlohmann::json& row) {
+    return row["compiles"].get<long long>() + row["cache_hits"].get<long long>();
+  };
+  auto m = read_metrics(out + "/metrics.jsonl");
+  ASSERT_FALSE(m.empty());
+  EXPECT_LT(m.size(), 40u);
+  long long before_last = 0;
+  for (std::size_t i = 0; i + 1 < m.size(); ++i)
+    before_last += requests(m[i]);
+  // Stopped right after the budget was reached (async mode may finish one step more that was
+  // already in flight when the stop came).
+  EXPECT_LT(before_last - (m.size() >= 2 ? requests(m[m.size() - 2]) : 0), 6);
+  EXPECT_GE(before_last + requests(m.back()), 6);
+  EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<std::size_t>(), m.size());
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+  // Resumed with the same budget: already spent, nothing runs.
+  ASSERT_EQ(cmd_train(**svc, out, true), 0);
+  EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), m.size());
+  // A larger budget continues from the checkpoint.
+  (*svc)->cfg.train.max_compiles = 1000000;
+  (*svc)->cfg.train.steps = static_cast<int>(m.size()) + 1;
+  ASSERT_EQ(cmd_train(**svc, out, true), 0);
+  EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), m.size() + 1);
+  fs::remove_all(out);
+}

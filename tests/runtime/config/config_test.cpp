@@ -94,7 +94,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
       "sft.corpus_seed", "sft.repair_weight", "sft.alt_solution_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
-      "train.steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
+      "train.steps", "train.max_minutes", "train.max_compiles", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
       "train.max_staleness", "train.batch_order", "train.generators", "train.dcp", "train.dcp_t_min",
       "train.dcp_t_max", "train.dcp_fractional", "train.cancel_pruned_turn1", "train.estimator",
       "train.gamma", "train.tie_keys",
