@@ -264,7 +264,6 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const std::string ck_dir = out_dir + "/checkpoint";
   const std::string metrics_path = out_dir + "/metrics.jsonl";
   const std::string groups_path = out_dir + "/groups.jsonl";
-  // The task list.
   std::string start_checkpoint;
   std::int64_t start_step = 0;
   actors::task_progress progress;
