@@ -1,14 +1,39 @@
 #include "runtime/pipeline/services.hpp"
 
 #include "common/fs.hpp"
+#include "env/sandbox.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include <sys/stat.h>
+
 namespace fs = std::filesystem;
 
 namespace leap::runtime {
+
+namespace {
+
+// Whether `dir` and every directory above it let others (the sandbox uid) through (o+x).
+result<void> traversable_by_others(const std::string& dir) {
+  fs::path p = fs::absolute(dir).lexically_normal();
+  for (fs::path at = p; !at.empty(); at = at.parent_path()) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) != 0)
+      return make_error("cannot stat " + at.string());
+    if (!(st.st_mode & S_IXOTH)) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return make_error(at.string() + " (mode " + mode + ") is not traversable by others");
+    }
+    if (at == at.root_path())
+      break;
+  }
+  return {};
+}
+
+} // namespace
 
 std::string default_cache_dir() {
   if (const char* d = std::getenv("LEAP_CACHE_DIR"); d && *d)
@@ -108,6 +133,15 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
   if (!cfg.executor.sandbox)
     std::fprintf(stderr, "leap: executor.sandbox = false: candidates run WITHOUT Landlock, "
                          "seccomp, namespaces or a separate uid\n");
+  // Candidates run as the sandbox uid in run directories under work_dir (the executor opens
+  // work_dir itself to 0711): every directory above it must let that uid through, or every
+  // candidate's exec fails (EACCES) and every attempt is dropped as an infrastructure fault.
+  // Say so now, naming the directory.
+  if (cfg.executor.sandbox && s->sandbox.drop_uid)
+    if (auto r = traversable_by_others(fs::path(s->work_dir).parent_path().string()); !r)
+      return make_error("environment.work_dir: " + r.message() + ": candidates run as uid " +
+                        std::to_string(env::sandbox_uid) + " could not reach " + s->work_dir +
+                        "; chmod o+x that directory or choose another environment.work_dir");
   s->runner = std::make_shared<env::process_runner>();
   env::compiler_options co;
   co.cache_dir = s->cache_dir;

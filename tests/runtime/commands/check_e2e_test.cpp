@@ -370,3 +370,23 @@ TEST(CheckGpu, ReferencesAndOptimizedCandidatesOnTheDevice) {
                 env::to_string(v.st), v.candidate_ms, v.reference_ms, v.speedup);
   }
 }
+
+// A work directory below a directory the sandbox uid cannot traverse would make every
+// candidate's exec fail (EACCES) and every attempt be dropped as a fault of leap: refused at
+// start instead, naming the key and the directory (only meaningful when leap drops to the
+// sandbox uid, i.e. runs as root).
+TEST(CheckE2E, AWorkDirTheSandboxUidCannotReachIsRefusedAtStart) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "not root: candidates run under leap's own uid";
+  auto root = *make_temp_dir(temp_root(), "leap-wd-"); // mkdtemp: mode 0700
+  auto cfg = test_config();
+  cfg.environment.work_dir = root + "/wd";
+  auto s = make_services(cfg);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("environment.work_dir: " + root + " (mode 0700) is not traversable"),
+            std::string::npos) << s.message();
+  ASSERT_EQ(::chmod(root.c_str(), 0711), 0);
+  auto ok = make_services(cfg);
+  EXPECT_TRUE(ok.ok()) << (ok.ok() ? "" : ok.message());
+  std::filesystem::remove_all(root);
+}
