@@ -3,10 +3,10 @@
 
 #include "runtime/report/svg_chart.hpp"
 
+#include "common/fs.hpp"
+
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 
@@ -188,26 +188,8 @@ result<void> write_report(const std::vector<std::string>& run_dirs, const std::s
       return r.err();
     runs.push_back(std::move(*r));
   }
-  const std::string html = render_report(runs);
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      return make_error(out_path + ": cannot write (" + tmp + " cannot be created)");
-    f << html;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return make_error(out_path + ": write failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return make_error(out_path + ": cannot rename the finished page into place: " + ec.message());
-  }
+  if (auto w = write_file_atomic(out_path, render_report(runs)); !w)
+    return make_error("report: " + w.message());
   return {};
 }
 
