@@ -1,13 +1,12 @@
 #include "env/task.hpp"
 
 #include "common/fs.hpp"
+#include "common/sha256.hpp"
 #include "env/shape_expr.hpp"
 
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -82,36 +81,33 @@ result<task_category> parse_task_category(std::string_view text) {
   return make_error("'" + std::string(text) + "' is not a category (one of: " + list + ")");
 }
 
-std::string task_suite_hash(const std::vector<task_spec>& suite) {
-  std::vector<const task_spec*> by_name;
-  for (auto& t : suite)
-    by_name.push_back(&t);
-  std::sort(by_name.begin(), by_name.end(),
+namespace {
+
+// SHA-256 over each task's name, task.toml and reference, in name order (length-prefixed fields),
+// cut to 16 hex digits.
+std::string suite_hash_of(std::vector<const task_spec*> tasks) {
+  std::sort(tasks.begin(), tasks.end(),
             [](const task_spec* a, const task_spec* b) { return a->name < b->name; });
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 0x100000001b3ULL;
-    }
-    h ^= 0xff; // separator: "ab"+"c" and "a"+"bc" differ
-    h *= 0x100000001b3ULL;
-  };
-  for (auto* t : by_name) {
-    mix(t->name);
-    mix(t->spec_source);
-    mix(t->reference_source);
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  sha256 h;
+  for (auto* t : tasks)
+    h.field(t->name).field(t->spec_source).field(t->reference_source);
+  return h.hex_digest().substr(0, 16);
+}
+
+} // namespace
+
+std::string task_suite_hash(const std::vector<task_spec>& suite) {
+  std::vector<const task_spec*> tasks;
+  for (auto& t : suite)
+    tasks.push_back(&t);
+  return suite_hash_of(std::move(tasks));
 }
 
 std::string task_suite_hash(const std::map<std::string, task_spec>& catalog) {
-  std::vector<task_spec> v;
+  std::vector<const task_spec*> tasks;
   for (auto& [name, t] : catalog)
-    v.push_back(t);
-  return task_suite_hash(v);
+    tasks.push_back(&t);
+  return suite_hash_of(std::move(tasks));
 }
 
 result<std::vector<std::string>> select_tasks(const std::map<std::string, task_spec>& catalog,

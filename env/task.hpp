@@ -81,8 +81,8 @@ result<task_category> parse_task_category(std::string_view text);
 // Every category, in declaration order (for listings and docs).
 const std::vector<task_category>& all_task_categories();
 
-// A stable hash (16 hex digits, FNV-1a 64) of a task suite: every task's task.toml and reference
-// source, in name order. Runs record it so results name the exact suite they measured.
+// A stable hash (16 hex digits of a SHA-256) of a task suite: every task's name, task.toml and
+// reference source, in name order. Runs record it so results name the exact suite they measured.
 std::string task_suite_hash(const std::vector<task_spec>& suite);
 std::string task_suite_hash(const std::map<std::string, task_spec>& catalog);
 // The tasks of `suite` whose split is `s`, in suite order.
