@@ -41,9 +41,10 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   const char* split_name = cfg.eval.split == config::eval_split::eval    ? "eval"
                            : cfg.eval.split == config::eval_split::train ? "train"
                                                                          : "all";
+  const std::string suite_hash = env::task_suite_hash(*svc.tasks);
   if (show)
     std::fprintf(stderr, "eval: %zu tasks of the %s split (eval.split; suite %s)\n", names.size(),
-                 split_name, env::task_suite_hash(*svc.tasks).c_str());
+                 split_name, suite_hash.c_str());
   auto tok_path = policy::checkpoint_tokenizer_path(dir);
   if (!tok_path)
     return tok_path.err();
@@ -122,8 +123,15 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
 
   eval_summary sum;
   sum.split = split_name;
-  sum.task_suite = env::task_suite_hash(*svc.tasks);
+  sum.task_suite = suite_hash;
   const int T = cfg.eval.max_turns;
+  // Acc@k for k = 1..max(3, T) over some groups (Acc@k of k > T equals Acc@T).
+  auto acc_curve = [T](const std::vector<algo::group_record>& groups) {
+    std::vector<double> acc;
+    for (int k = 1; k <= std::max(T, 3); ++k)
+      acc.push_back(algo::acc_at_k(groups, std::min(k, T)));
+    return acc;
+  };
   std::vector<algo::group_record> records;
   std::map<std::string, std::vector<algo::group_record>> by_category;
   for (const auto& g : out.groups) {
@@ -144,17 +152,14 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
       }
     }
     records.push_back(actors::record_of(g));
-    auto& cat = sum.per_category[env::to_string(svc.tasks->at(g.task).category)];
-    if (std::find(cat.tasks.begin(), cat.tasks.end(), g.task) == cat.tasks.end())
-      cat.tasks.push_back(g.task);
-    by_category[env::to_string(svc.tasks->at(g.task).category)].push_back(records.back());
+    const std::string category = env::to_string(svc.tasks->at(g.task).category);
+    sum.per_category[category].tasks.push_back(g.task); // one group per task
+    by_category[category].push_back(records.back());
   }
   for (auto& [name, cat] : sum.per_category)
-    for (int k = 1; k <= std::max(T, 3); ++k)
-      cat.acc_at.push_back(algo::acc_at_k(by_category[name], std::min(k, T)));
+    cat.acc_at = acc_curve(by_category[name]);
   sum.pass_at_1 = algo::acc_at_k(records, 1);
-  for (int k = 1; k <= std::max(T, 3); ++k)
-    sum.acc_at.push_back(algo::acc_at_k(records, std::min(k, T)));
+  sum.acc_at = acc_curve(records);
   sum.turns_per_pass = algo::turns_per_pass(records);
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   if (out.usage.elapsed_seconds > 0) {

@@ -44,11 +44,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     co.out_dir += "-" + sha256_hex(joined).substr(0, 10);
   }
   co.seed = cfg.sft.corpus_seed;
-  // Train-split tasks only: the eval split is held out of the corpus.
-  auto sft_tasks = env::select_tasks(*svc.tasks, "sft.tasks", cfg.sft.tasks, {env::task_split::train});
-  if (!sft_tasks)
-    return sft_tasks.err();
-  co.tasks = *sft_tasks;
+  // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).
+  co.tasks = cfg.sft.tasks;
   co.tasks_key = "sft.tasks";
   if (show)
     co.progress = [](std::size_t done, std::size_t total) {

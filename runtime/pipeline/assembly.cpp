@@ -80,16 +80,13 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
     return make_error("internal: a pipeline is either trained or evaluated");
   if (!d.tasks)
     return make_error("internal: a pipeline needs its task catalog");
-  // The RL draw: only train-split tasks (the eval split is held out).
+  // The RL draw: only train-split tasks (the eval split is held out), by the rule the commands
+  // apply to train.tasks.
   if (d.train)
-    for (const auto& name : d.train->trainer.tasks) {
-      auto it = d.tasks->find(name);
-      if (it == d.tasks->end())
-        return make_error("train.tasks: unknown task '" + name + "'");
-      if (it->second.split != env::task_split::train)
-        return make_error("train.tasks: '" + name + "' is an eval-split task (held out); the RL "
-                          "draw takes only train-split tasks");
-    }
+    if (auto drawn = env::select_tasks(*d.tasks, "train.tasks", d.train->trainer.tasks,
+                                       {env::task_split::train});
+        !drawn)
+      return drawn.err();
   const bool real_env = !d.stand_ins.compilers || !d.stand_ins.executors;
   if (real_env && !d.svc)
     return make_error("internal: real compile and execute stages need the services");
