@@ -20,5 +20,7 @@ std::string shell_quote(std::string_view arg);
 std::string format_seconds(double s);
 // Formats a number with a fixed count of decimals: format_fixed(0.4123, 2) == "0.41".
 std::string format_fixed(double v, int decimals);
+// Escapes &, <, >, " and ' for XML/HTML text and attribute values (SVG, HTML pages).
+std::string escape_xml(std::string_view s);
 
 } // namespace leap

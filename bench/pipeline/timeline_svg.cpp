@@ -1,5 +1,7 @@
 #include "bench/pipeline/timeline_svg.hpp"
 
+#include "common/strings.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,18 +15,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
 }
 
 struct bar {
@@ -108,23 +98,23 @@ std::string render_timeline_svg(const mode_run& run, double t0, double t1, const
   s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%.0f", width) + "\" height=\""
        + fmt("%.0f", height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<text x=\"" + fmt("%.0f", left) + "\" y=\"18\" font-size=\"14\">" + escape(title) + "</text>\n";
+  s += "<text x=\"" + fmt("%.0f", left) + "\" y=\"18\" font-size=\"14\">" + escape_xml(title) + "</text>\n";
   std::string util;
   for (auto& [stage, bw] : busy_by_stage)
     util += stage + " " + fmt("%.0f", 100.0 * bw.first / (span * std::max(1, bw.second))) + "%  ";
   s += "<text x=\"" + fmt("%.0f", left) + "\" y=\"34\" fill=\"#555\">busy in this window: "
-       + escape(util) + "(scenario seconds " + fmt("%.1f", t0) + " - " + fmt("%.1f", t1) + ")</text>\n";
+       + escape_xml(util) + "(scenario seconds " + fmt("%.1f", t0) + " - " + fmt("%.1f", t1) + ")</text>\n";
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     double y = top + i * (lane_h + gap);
     s += "<text x=\"" + fmt("%.0f", left - 6) + "\" y=\"" + fmt("%.1f", y + lane_h - 5)
-         + "\" text-anchor=\"end\">" + escape(lanes[i].label) + "</text>\n";
+         + "\" text-anchor=\"end\">" + escape_xml(lanes[i].label) + "</text>\n";
     s += "<rect x=\"" + fmt("%.1f", left) + "\" y=\"" + fmt("%.1f", y) + "\" width=\""
          + fmt("%.1f", plot_w) + "\" height=\"" + fmt("%.0f", lane_h) + "\" fill=\"#f3f3f3\"/>\n";
     for (auto& b : lanes[i].bars) {
       s += "<rect x=\"" + fmt("%.2f", x_of(b.a)) + "\" y=\"" + fmt("%.1f", y) + "\" width=\""
            + fmt("%.2f", std::max(0.5, x_of(b.b) - x_of(b.a))) + "\" height=\""
            + fmt("%.0f", lane_h) + "\" fill=\"" + colour_of(lanes[i].stage) + "\"><title>"
-           + escape(lanes[i].label) + (b.id ? " job " + std::to_string(b.id) : std::string())
+           + escape_xml(lanes[i].label) + (b.id ? " job " + std::to_string(b.id) : std::string())
            + ": " + fmt("%.2f", b.a) + "-" + fmt("%.2f", b.b) + " s</title></rect>\n";
     }
   }

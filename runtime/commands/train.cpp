@@ -65,21 +65,6 @@ std::optional<long long> read_trainer_step(const std::string& ck_dir) {
   return j["step"].get<long long>();
 }
 
-// The rows of a metrics.jsonl already written (a resumed run's earlier steps); unreadable lines
-// were dropped by truncate_jsonl before this is read.
-std::vector<nlohmann::json> read_metrics_rows(const std::string& path) {
-  std::vector<nlohmann::json> rows;
-  auto text = read_file(path);
-  if (!text)
-    return rows;
-  for (auto& line : split_lines(*text)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.is_object())
-      rows.push_back(std::move(j));
-  }
-  return rows;
-}
-
 nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
   return nlohmann::json{{"step", r.step},
                         {"acc_at_1", r.acc_at_1},
@@ -426,9 +411,17 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   // (the trainer saves) and ends as completed. Guarded by out_mtx.
   double spent_seconds = 0;
   long long spent_compiles = 0;
-  for (const auto& row : read_metrics_rows(metrics_path)) {
-    spent_seconds += row.value("step_seconds", 0.0);
-    spent_compiles += row.value("compiles", 0LL) + row.value("cache_hits", 0LL);
+  if (resume && fs::exists(metrics_path)) {
+    // metrics.jsonl was truncated to the checkpoint's step above; `leap report`'s reader reads it.
+    if (auto earlier = report::load_run(out_dir)) {
+      for (const auto& row : earlier->steps) {
+        spent_seconds += row.step_seconds;
+        spent_compiles += row.compile_requests();
+      }
+    } else {
+      std::fprintf(stderr, "leap train: warning: --resume: the budget counts no earlier step: %s\n",
+                   earlier.message().c_str());
+    }
   }
   std::string budget_reached;
   if ((tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes) ||

@@ -4,6 +4,7 @@
 #include "runtime/report/svg_chart.hpp"
 
 #include "common/fs.hpp"
+#include "common/strings.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -53,9 +54,7 @@ std::string chart_of(const std::vector<run_data>& runs, const std::string& title
 std::string fixed(std::optional<double> v, int decimals) {
   if (!v || !std::isfinite(*v))
     return "&ndash;";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, *v);
-  return buf;
+  return format_fixed(*v, decimals);
 }
 
 std::string summary_table(const std::vector<run_data>& runs) {

@@ -6,6 +6,7 @@
 
 #include "common/result.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,10 +29,11 @@ struct step_row {
   double util_generate = 0, util_compile = 0, util_execute = 0;
   std::string outcome;                // trained | no_signal | failed
 
+  // Compile requests, all turns: every candidate sent to the compiler (hits included).
+  long long compile_requests() const { return compiles + cache_hits; }
   // Compile requests of turn 1 (hits included): all requests minus those of later turns.
   long long compile_requests_turn1() const {
-    long long all = compiles + cache_hits;
-    return all > compiles_later_turns ? all - compiles_later_turns : 0;
+    return std::max(0LL, compile_requests() - compiles_later_turns);
   }
 };
 

@@ -1,9 +1,10 @@
 // render_svg and its helpers: see svg_chart.hpp.
 #include "runtime/report/svg_chart.hpp"
 
+#include "common/strings.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 namespace leap::report {
@@ -38,33 +39,12 @@ std::string format_tick(double v, double step) {
   int decimals = 0;
   if (step > 0 && step < 1)
     decimals = std::min(6, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string escape_xml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  return format_fixed(v, decimals);
 }
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return format_fixed(v, 1); }
 
 } // namespace
 

@@ -33,9 +33,6 @@ std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 // A tick label: no more decimals than the step needs ("0.25", "1.5k" never; plain numbers).
 std::string format_tick(double v, double step);
 
-// Escapes &, <, >, " and ' for XML text and attributes.
-std::string escape_xml(std::string_view s);
-
 // The chart as one <svg> element of the given size (pixels).
 std::string render_svg(const chart& c, int width = 440, int height = 250);
 

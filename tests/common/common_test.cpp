@@ -41,6 +41,7 @@ TEST(Strings, Helpers) {
   EXPECT_EQ(replace_all("/tmp/x/a.cu /tmp/x/b", "/tmp/x/", ""), "a.cu b");
   EXPECT_EQ(shell_quote("a b"), "'a b'");
   EXPECT_EQ(shell_quote("plain"), "plain");
+  EXPECT_EQ(escape_xml("a<b & \"c\" 'd'"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;");
 }
 
 TEST(Fs, AtomicWriteAndTempDir) {

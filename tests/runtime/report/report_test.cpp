@@ -66,7 +66,6 @@ TEST(ReportTicks, NiceStepsByHand) {
   EXPECT_EQ(format_tick(0.25, 0.05), "0.25");
   EXPECT_EQ(format_tick(1, 0.2), "1.0");
   EXPECT_EQ(format_tick(40, 10), "40");
-  EXPECT_EQ(escape_xml("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
 }
 
 TEST(ReportSvg, OnePolylinePerSeriesAndNanBreaksALine) {
