@@ -39,6 +39,9 @@ struct cluster_fixture : ::testing::Test {
     // Orphans of the test's processes come here, so anything left behind is seen in TearDown.
     ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     root = *make_temp_dir(temp_root(), "leap-cluster-");
+    // The nodes' work directories live in here (TearDown kills them, so they cannot remove
+    // their own): the sandbox's uid must be able to pass through.
+    fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   }
   void TearDown() override {
     for (auto& p : procs)
@@ -68,6 +71,7 @@ struct cluster_fixture : ::testing::Test {
                          const std::string& join = "") {
     std::vector<std::string> args = {"--set", "environment.backend=cpu",
                                      "--set", "environment.cache_dir=" + root + "/cache-" + name,
+                                     "--set", "environment.work_dir=" + root + "/work-" + name,
                                      "--set", "compiler.workers=1", "--set", "executor.workers=1",
                                      "--set", "executor.seed=7"};
     args.insert(args.end(), extra.begin(), extra.end());
