@@ -30,6 +30,12 @@ enum class bug_kind {
   typo_semicolon,      // does not compile: a statement loses its `;`
   typo_identifier,     // does not compile: an identifier is misspelled
   typo_type,           // does not compile: a kernel parameter gets the wrong pointer type
+  swapped_name,        // one use of a variable or parameter names another one of the same source
+                       // (`out[i] = f(y[i])` for `f(x[i])`, `const int n = ...` for `i`): the
+                       // commonest slip of a sampled model; compiles or not, the label says
+  sampling_noise,      // 2-4 slips at once (swapped names, misspelled identifiers, a lost `;`),
+                       // as a model sampled at temperature 1 leaves them: its repair target is
+                       // the clean origin, so SFT sees noisy code of its own kind before a fix
 };
 
 const char* to_string(bug_kind b);
@@ -39,6 +45,10 @@ const char* to_string(variant_kind k);
 const std::vector<bug_kind>& all_bug_kinds();
 inline bool is_typo(bug_kind b) {
   return b == bug_kind::typo_semicolon || b == bug_kind::typo_identifier || b == bug_kind::typo_type;
+}
+// Bugs injected into the rendered source (typos and swapped names) rather than at template sites.
+inline bool acts_on_source(bug_kind b) {
+  return is_typo(b) || b == bug_kind::swapped_name || b == bug_kind::sampling_noise;
 }
 
 struct variant {
@@ -58,6 +68,8 @@ struct generate_options {
   std::uint64_t seed = 1;
   // Buggy variants per (task, bug kind) where the kind applies (distinct origins when possible).
   int bugs_per_kind = 1;
+  // The bug kinds to inject, in all_bug_kinds() order whatever the order here; empty = all.
+  std::vector<bug_kind> kinds;
   // Restrict to these task names (empty = every task given).
   std::vector<std::string> only_tasks;
 };
@@ -80,7 +92,8 @@ std::string family_of(std::string_view task);
 std::string render(std::string_view markup);
 int count_sites(std::string_view markup, bug_kind kind);
 result<std::string> mutate(std::string_view markup, bug_kind kind, int site);
-// Typos act on rendered source; `pick` chooses among the candidate spots (deterministic).
+// Typos and swapped names act on rendered source; `pick` chooses among the candidate spots
+// (deterministic).
 result<std::string> inject_typo(std::string_view source, bug_kind kind, std::uint64_t pick);
 
 } // namespace leap::corpus

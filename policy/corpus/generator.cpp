@@ -106,13 +106,15 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
     // Buggy variants.
     std::vector<variant> bugs;
     for (auto kind : all_bug_kinds()) {
+      if (!opt.kinds.empty() && std::find(opt.kinds.begin(), opt.kinds.end(), kind) == opt.kinds.end())
+        continue;
       std::vector<std::size_t> eligible;
       for (std::size_t i = 0; i < tmpls.size(); ++i)
-        if (is_typo(kind) || count_sites(tmpls[i].markup, kind) > 0)
+        if (acts_on_source(kind) || count_sites(tmpls[i].markup, kind) > 0)
           eligible.push_back(i);
       for (auto i : r.sample(eligible, static_cast<std::size_t>(std::max(0, opt.bugs_per_kind)))) {
         auto pick = r.next();
-        result<std::string> src = is_typo(kind)
+        result<std::string> src = acts_on_source(kind)
           ? inject_typo(sols[i].source, kind, pick)
           : mutate(tmpls[i].markup, kind,
                    static_cast<int>(pick % static_cast<std::uint64_t>(count_sites(tmpls[i].markup, kind))));

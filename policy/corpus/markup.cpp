@@ -165,6 +165,57 @@ std::vector<std::size_t> find_word(std::string_view s, std::string_view word) {
   return at;
 }
 
+// The names declared from the first kernel on: parameters and locals of a scalar or pointer type
+// (`const float* x`, `int n`, `const int i = ...`, `float acc;`, `for (int k = 0; ...`).
+std::vector<std::string> declared_names(std::string_view src) {
+  static const char* const types[] = {"int", "float", "float4", "float2", "double", "unsigned"};
+  std::vector<std::string> names;
+  auto word_at = [&](std::size_t p) {
+    std::size_t e = p;
+    while (e < src.size() && ident_char(src[e]))
+      ++e;
+    return src.substr(p, e - p);
+  };
+  for (const char* ty : types)
+    for (auto p : find_word(src, ty)) {
+      std::size_t q = p + std::string_view(ty).size();
+      while (q < src.size() && (src[q] == '*' || src[q] == ' ' || src[q] == '&'))
+        ++q;
+      if (q >= src.size() || !(std::isalpha(static_cast<unsigned char>(src[q])) || src[q] == '_'))
+        continue;
+      auto name = word_at(q);
+      std::size_t after = q + name.size();
+      while (after < src.size() && src[after] == ' ')
+        ++after;
+      if (after >= src.size() || std::string_view("=,);[").find(src[after]) == std::string_view::npos)
+        continue;
+      if (name == "const" || name.rfind("__", 0) == 0)
+        continue;
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        names.emplace_back(name);
+    }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// swapped_name: one use (from the first kernel on; a member such as blockIdx.x is not a use of x)
+// of a declared name becomes another declared name of the source.
+result<std::string> swap_name(std::string src, std::size_t kernel_start, std::uint64_t pick) {
+  auto names = declared_names(std::string_view(src).substr(kernel_start));
+  if (names.size() < 2)
+    return make_error("inject_typo: fewer than two declared names to swap");
+  std::vector<std::pair<std::size_t, std::size_t>> spots; // (position, name index)
+  for (std::size_t k = 0; k < names.size(); ++k)
+    for (auto p : find_word(std::string_view(src).substr(kernel_start), names[k]))
+      if (src[kernel_start + p - 1] != '.') // blockIdx.x is a member, not a use of x
+        spots.emplace_back(kernel_start + p, k);
+  std::sort(spots.begin(), spots.end());
+  auto [p, k] = spots[pick % spots.size()];
+  auto other = (k + 1 + (pick / spots.size()) % (names.size() - 1)) % names.size();
+  src.replace(p, names[k].size(), names[other]);
+  return src;
+}
+
 } // namespace
 
 std::string render(std::string_view markup) {
@@ -183,7 +234,7 @@ int count_sites(std::string_view markup, bug_kind kind) {
 }
 
 result<std::string> mutate(std::string_view markup, bug_kind kind, int site) {
-  if (is_typo(kind) || kind == bug_kind::none)
+  if (acts_on_source(kind) || kind == bug_kind::none)
     return make_error(std::string("mutate: ") + to_string(kind) + " is not a markup mutation");
   walk_state s;
   s.kind = kind;
@@ -274,6 +325,28 @@ result<std::string> inject_typo(std::string_view source, bug_kind kind, std::uin
     }
     return make_error("inject_typo: no const pointer parameter to retype");
   }
+  if (kind == bug_kind::swapped_name)
+    return swap_name(src, kernel_start, pick);
+  if (kind == bug_kind::sampling_noise) {
+    // 2 + pick % 3 slips, each a swapped name, a misspelled identifier or a lost `;`, drawn from
+    // `pick` (a 64-bit LCG step per slip); a slip that finds no spot is skipped.
+    static const bug_kind slips[] = {bug_kind::swapped_name, bug_kind::swapped_name,
+                                     bug_kind::typo_identifier, bug_kind::typo_semicolon};
+    const int n = 2 + static_cast<int>(pick % 3);
+    std::uint64_t state = pick;
+    int applied = 0;
+    for (int k = 0; k < n; ++k) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      auto next = inject_typo(src, slips[(state >> 33) % 4], state >> 17);
+      if (next) {
+        src = std::move(*next);
+        ++applied;
+      }
+    }
+    if (applied == 0)
+      return make_error("inject_typo: no spot for any slip");
+    return src;
+  }
   return make_error(std::string("inject_typo: ") + to_string(kind) + " is not a typo");
 }
 
@@ -289,6 +362,8 @@ const char* to_string(bug_kind b) {
   case bug_kind::typo_semicolon: return "typo_semicolon";
   case bug_kind::typo_identifier: return "typo_identifier";
   case bug_kind::typo_type: return "typo_type";
+  case bug_kind::swapped_name: return "swapped_name";
+  case bug_kind::sampling_noise: return "sampling_noise";
   }
   return "?";
 }
@@ -312,7 +387,8 @@ const std::vector<bug_kind>& all_bug_kinds() {
   static const std::vector<bug_kind> kinds{
     bug_kind::off_by_one,    bug_kind::missing_bounds,  bug_kind::wrong_index,
     bug_kind::missing_sync,  bug_kind::wrong_reduction, bug_kind::uninit_output,
-    bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type};
+    bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type,
+    bug_kind::swapped_name, bug_kind::sampling_noise};
   return kinds;
 }
 

@@ -83,6 +83,12 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   corpus::generate_options go;
   go.seed = opt.seed;
   go.bugs_per_kind = opt.bugs_per_kind;
+  for (auto& name : opt.bug_kinds) {
+    corpus::bug_kind k;
+    if (!corpus::parse_bug_kind(name, k) || k == corpus::bug_kind::none)
+      return make_error("corpus: sft.bug_kinds: '" + name + "' is not a bug kind");
+    go.kinds.push_back(k);
+  }
   auto gen = corpus::generate(tasks, go);
   if (!gen)
     return gen.err();
@@ -317,6 +323,8 @@ int run_corpus(const command_context& ctx) {
   if (!out)
     return usage_error("corpus needs --out DIR");
   co.out_dir = *out;
+  co.bugs_per_kind = ctx.svc->cfg.sft.bugs_per_kind;
+  co.bug_kinds = ctx.svc->cfg.sft.bug_kinds;
   if (auto seed = a.opt("--seed")) {
     try {
       co.seed = std::stoull(*seed);

@@ -44,6 +44,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     co.out_dir += "-" + sha256_hex(joined).substr(0, 10);
   }
   co.seed = cfg.sft.corpus_seed;
+  co.bugs_per_kind = cfg.sft.bugs_per_kind;
+  co.bug_kinds = cfg.sft.bug_kinds;
   // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).
   co.tasks = cfg.sft.tasks;
   co.tasks_key = "sft.tasks";

@@ -105,6 +105,10 @@ struct sft_section {
   double grad_clip = 1.0;
   std::uint64_t seed = 1;
   std::uint64_t corpus_seed = 1;
+  int bugs_per_kind = 1;
+  std::vector<std::string> bug_kinds = {"off_by_one",      "missing_bounds", "wrong_index",
+                                        "missing_sync",    "wrong_reduction", "uninit_output",
+                                        "typo_semicolon",  "typo_identifier", "typo_type"};
   double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
   double alt_solution_weight = 1.0; // weight factor of examples whose target is not the task's first solution
   std::vector<std::string> tasks; // corpus tasks; empty = every bundled task

@@ -165,6 +165,21 @@ void register_sft(registry& r) {
   s.key("grad_clip", &sft_section::grad_clip, "Gradient-norm clip; 0 disables it.").at_least(0);
   s.key("seed", &sft_section::seed, "Seed of initialisation and batch order.");
   s.key("corpus_seed", &sft_section::corpus_seed, "Seed of the generated corpus.");
+  s.key("bugs_per_kind", &sft_section::bugs_per_kind,
+        "Buggy variants per task and bug kind in the corpus (each from a different correct "
+        "solution where the task has enough); every one the environment fails becomes a repair "
+        "dialogue.")
+      .at_least(0);
+  // The names of corpus::all_bug_kinds(), in its order (tests/runtime/commands/corpus_e2e_test.cpp
+  // checks that they agree; leap_config does not link the corpus).
+  s.key("bug_kinds", &sft_section::bug_kinds,
+        "Bug kinds the corpus injects (each failing variant becomes a repair dialogue). "
+        "swapped_name and sampling_noise imitate a sampled model's slips; the default leaves them "
+        "out (in the quickstart they did not raise Acc@3 - Acc@1 and cost turn-1 accuracy; "
+        "README).")
+      .one_of({"off_by_one", "missing_bounds", "wrong_index", "missing_sync", "wrong_reduction",
+               "uninit_output", "typo_semicolon", "typo_identifier", "typo_type", "swapped_name",
+               "sampling_noise"});
   s.key("repair_weight", &sft_section::repair_weight,
         "Sampling weight of a repair dialogue relative to a turn-1 example.")
       .at_least(0);

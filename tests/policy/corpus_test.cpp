@@ -140,7 +140,8 @@ TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
     EXPECT_GE(strategies[t.name].size(), t.name == "attention_head" ? 2u : 3u) << t.name;
     EXPECT_GE(bugs[t.name].size(), 6u) << t.name;
     for (auto k : {bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type,
-                   bug_kind::off_by_one, bug_kind::wrong_index})
+                   bug_kind::swapped_name, bug_kind::sampling_noise, bug_kind::off_by_one,
+                   bug_kind::wrong_index})
       EXPECT_TRUE(bugs[t.name].count(k)) << t.name << " lacks " << to_string(k);
   }
   // Kinds that need shared memory or atomics appear where those strategies exist.
@@ -189,7 +190,10 @@ TEST(CorpusGenerator, VariantsHonourTheCandidateContract) {
     for (auto& a : t.args)
       params += (params.empty() ? "" : ", ") + a.p.c_type() + " " + a.p.name;
     EXPECT_NE(v.source.find("#include <cuda_runtime.h>"), std::string::npos) << v.name;
-    if (v.bug != bug_kind::typo_type) {
+    // A retyped parameter or a swapped name may break the entry point's parameter list (the
+    // guards then reject it, a repair like any other).
+    if (v.bug != bug_kind::typo_type && v.bug != bug_kind::swapped_name
+        && v.bug != bug_kind::sampling_noise) {
       EXPECT_NE(v.source.find("extern \"C\" void solution(" + params + ")"), std::string::npos)
         << v.task << "/" << v.name;
     }
@@ -238,11 +242,80 @@ TEST(CorpusGenerator, MutatorsChangeWhatTheyClaim) {
     case bug_kind::typo_type:
       EXPECT_EQ(differing_lines(a, b), 1) << v.name;
       break;
+    case bug_kind::sampling_noise:
+      // Several slips, each on one line: at least one line differs, at most four.
+      EXPECT_GE(differing_lines(a, b), 1) << v.name;
+      EXPECT_LE(differing_lines(a, b), 4) << v.name;
+      break;
+    case bug_kind::swapped_name:
+      // One word replaced by another: one line differs, and it has as many words as before.
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      EXPECT_EQ(count(b, ";"), count(a, ";")) << v.name;
+      break;
     case bug_kind::none:
       ADD_FAILURE() << "buggy variant without a bug kind: " << v.name;
     }
   }
   EXPECT_GT(checked, 150);
+}
+
+// swapped_name picks among the uses of declared names from the first kernel on (members such as
+// blockIdx.x are not uses), by `pick`. Here the names are {i, n, x, y} (sorted) and the 12 uses,
+// in order, are x y n | i | i n y i x i x i. pick 3 is i's declaration, replaced by the name
+// (0 + 1 + (3 / 12) % 3) % 4 = 1, n; pick 15 is the same use with (15 / 12) % 3 = 1, so x; pick 10
+// is the last x (name 2), replaced by (2 + 1 + 0) % 4 = 3, y.
+TEST(CorpusMarkup, SwappedNameReplacesOneUseByAnotherDeclaredName) {
+  const std::string src = "constexpr int k_block = 128;\n"
+                          "__global__ void k(const float* x, float* y, int n) {\n"
+                          "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "  if (i < n) y[i] = x[i] + x[i];\n"
+                          "}\n";
+  auto three = inject_typo(src, bug_kind::swapped_name, 3);
+  ASSERT_TRUE(three.ok()) << three.message();
+  EXPECT_NE(three->find("  const int n = blockIdx.x * blockDim.x + threadIdx.x;"), std::string::npos)
+    << *three;
+  auto fifteen = inject_typo(src, bug_kind::swapped_name, 15);
+  ASSERT_TRUE(fifteen.ok()) << fifteen.message();
+  EXPECT_NE(fifteen->find("  const int x = blockIdx.x"), std::string::npos) << *fifteen;
+  auto ten = inject_typo(src, bug_kind::swapped_name, 10);
+  ASSERT_TRUE(ten.ok()) << ten.message();
+  EXPECT_NE(ten->find("y[i] = x[i] + y[i];"), std::string::npos) << *ten;
+  // k_block is declared before the first kernel and is not a candidate: line 1 never changes.
+  for (std::uint64_t pick = 0; pick < 40; ++pick) {
+    auto v = inject_typo(src, bug_kind::swapped_name, pick);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->substr(0, 29), src.substr(0, 29)) << pick;
+    EXPECT_NE(*v, src) << pick;
+  }
+  EXPECT_FALSE(inject_typo("__global__ void k(int n) { }\n", bug_kind::swapped_name, 0).ok());
+}
+
+// generate_options::kinds leaves the other kinds out without moving the seeded choices of the
+// kept ones: the nine default kinds give exactly the full corpus minus the two newer kinds.
+TEST(CorpusGenerator, KindsRestrictWithoutChangingTheRest) {
+  generate_options all_opt;
+  all_opt.seed = 3;
+  auto all = generate(suite(), all_opt);
+  ASSERT_TRUE(all.ok()) << all.message();
+  generate_options nine = all_opt;
+  for (auto k : all_bug_kinds())
+    if (k != bug_kind::swapped_name && k != bug_kind::sampling_noise)
+      nine.kinds.push_back(k);
+  auto some = generate(suite(), nine);
+  ASSERT_TRUE(some.ok()) << some.message();
+  std::vector<std::string> expected, got;
+  std::size_t newer = 0;
+  for (auto& v : *all) {
+    if (v.bug == bug_kind::swapped_name || v.bug == bug_kind::sampling_noise) {
+      ++newer;
+      continue;
+    }
+    expected.push_back(v.task + "/" + v.name + "\n" + v.source);
+  }
+  for (auto& v : *some)
+    got.push_back(v.task + "/" + v.name + "\n" + v.source);
+  EXPECT_GE(newer, 2 * suite().size());
+  EXPECT_EQ(got, expected);
 }
 
 TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {

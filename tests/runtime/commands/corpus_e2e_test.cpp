@@ -2,7 +2,9 @@
 // CPU emulation, worker processes. Checks that labels are real verdicts, that repair records carry
 // the buggy run's feedback and a fix that really passed, and that a rerun reads the label cache.
 #include "common/fs.hpp"
+#include "policy/corpus/corpus.hpp"
 #include "runtime/commands/corpus.hpp"
+#include "runtime/config/schema.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -31,6 +33,28 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
 }
 
 } // namespace
+
+// sft.bug_kinds' allowed names (written out in leap_config, which does not link the corpus) are
+// exactly the generator's kinds, in order; the default is the first nine, the kinds of before
+// swapped_name and sampling_noise.
+TEST(CorpusE2E, ConfigNamesEveryBugKind) {
+  const auto* sec = config::schema().find_section("sft");
+  ASSERT_NE(sec, nullptr);
+  const auto* key = sec->find("bug_kinds");
+  ASSERT_NE(key, nullptr);
+  std::vector<std::string> names;
+  for (auto k : corpus::all_bug_kinds())
+    names.emplace_back(corpus::to_string(k));
+  EXPECT_EQ(key->allowed, names);
+  const auto defaults = config::defaults().sft.bug_kinds;
+  ASSERT_EQ(defaults.size(), 9u);
+  EXPECT_EQ(defaults, std::vector<std::string>(names.begin(), names.begin() + 9));
+  auto cfg = config::defaults();
+  auto bad = config::apply_override(cfg, "sft.bug_kinds=[\"off_by_one\", \"typo\"]");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("sft.bug_kinds"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("\"typo\" is not allowed"), std::string::npos) << bad.message();
+}
 
 TEST(CorpusE2E, SmallCorpusIsReallyLabelled) {
   auto cfg = config::defaults();
