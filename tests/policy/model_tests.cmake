@@ -23,3 +23,10 @@ add_executable(test_policy_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_readers_test.cp
 target_link_libraries(test_policy_fuzz PRIVATE leap_model leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_fuzz PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_fuzz DISCOVERY_TIMEOUT 60)
+
+# Golden outputs of decoding (greedy tokens, seeded samples, logits) for the quickstart model:
+# decode-speed work must not change what is computed. Data in tests/policy/data/.
+add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test.cpp)
+target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
+target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+gtest_discover_tests(test_policy_golden DISCOVERY_TIMEOUT 60)
