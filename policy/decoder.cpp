@@ -174,6 +174,12 @@ torch::Tensor decoder_impl::forward_cached(const torch::Tensor& input_ids, kv_ca
   return project(run(input_ids, attention_mask, &cache));
 }
 
+torch::Tensor decoder_impl::forward_cached_last(const torch::Tensor& input_ids, kv_cache& cache,
+                                                const torch::Tensor& attention_mask) {
+  auto h = run(input_ids, attention_mask, &cache);                                          // [B, T, D]
+  return project(h.select(1, h.size(1) - 1));                                               // [B, V]
+}
+
 torch::Tensor decoder_impl::run(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                                 kv_cache* cache) {
   TORCH_CHECK(input_ids.dim() == 2, "decoder: input_ids must be [B, T], got ", input_ids.sizes());

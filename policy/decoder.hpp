@@ -99,6 +99,10 @@ public:
   // [B, T] marks pads among the new tokens (left-padded prompts); undefined = all real.
   torch::Tensor forward_cached(const torch::Tensor& input_ids, kv_cache& cache,
                                const torch::Tensor& attention_mask = {});
+  // forward_cached that returns only the last position's logits [B, V], for sampling: the
+  // vocabulary projection of a prefill's other positions is a large share of its work.
+  torch::Tensor forward_cached_last(const torch::Tensor& input_ids, kv_cache& cache,
+                                    const torch::Tensor& attention_mask = {});
 
   // An empty cache for `batch` rows with room for `capacity` positions (it grows if exceeded),
   // with K/V in the parameters' dtype and device.

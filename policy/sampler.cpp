@@ -1,6 +1,7 @@
 // Batched group sampling with a KV cache: see sampler.hpp.
 #include "policy/sampler.hpp"
 
+#include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 
 #include <torch/torch.h>
@@ -72,9 +73,11 @@ const char* finish_reason_name(finish_reason r) {
 }
 
 // Samples until every row finished or max_new tokens: rows of `cache` and `logits` [R, V] map
-// to out[0..R). Finished rows are dropped from the batch.
+// to out[0..R). Finished rows are dropped from the batch. Steps run through the fused
+// decode_step when it applies (float32 on the CPU), else through forward_cached.
 static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logits, std::int64_t max_new,
                         const sampling_params& params, at::Generator& gen, std::vector<sample>& out) {
+  auto fused = max_new > 1 ? decode_step::make(model) : nullptr;
   const auto& cfg = model.config();
   const bool greedy = params.temperature <= 0.0;
   const auto G = static_cast<std::int64_t>(out.size());
@@ -143,7 +146,8 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       active = std::move(keep_active);
     }
     if (step + 1 < max_new) {
-      logits = model.forward_cached(next.view({-1, 1}), cache).select(1, 0);               // [R, V]
+      logits = fused ? (*fused)(next, cache)                                               // [R, V]
+                     : model.forward_cached(next.view({-1, 1}), cache).select(1, 0);
     }
   }
 }
@@ -165,7 +169,7 @@ result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<
     auto cache = model.make_cache(1, P + max_new);
     auto ids = torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong)
                    .view({1, P}).to(dev);                                                    // [1, P]
-    auto logits = model.forward_cached(ids, cache).select(1, P - 1);                         // [1, V]
+    auto logits = model.forward_cached_last(ids, cache);                                    // [1, V]
     cache.select_rows(torch::zeros({G}, torch::kLong));
     logits = logits.expand({G, cfg.vocab_size});                                             // [G, V]
     decode_rows(model, cache, logits, max_new, params, gen, out);
@@ -216,7 +220,7 @@ result<std::vector<sample>> sample_batch(decoder_impl& model,
       }
     }
     auto cache = model.make_cache(N, P + max_new);
-    auto logits = model.forward_cached(ids.to(dev), cache, mask.to(dev)).select(1, P - 1);  // [N, V]
+    auto logits = model.forward_cached_last(ids.to(dev), cache, mask.to(dev));              // [N, V]
     decode_rows(model, cache, logits, max_new, params, gen, out);
   } catch (const c10::Error& e) {
     return make_error(std::string("sample_batch: ") + e.what_without_backtrace());

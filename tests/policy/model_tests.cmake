@@ -1,10 +1,11 @@
 # Tests of leap_model: config, safetensors, decoder (cached vs full, padding, overfit), sampler,
-# checkpoints. Tiny models only, so the whole binary runs in seconds.
+# the fused decoding step, checkpoints. Tiny models only, so the whole binary runs in seconds.
 add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/model_config_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_sampler_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_step_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)

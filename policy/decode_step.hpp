@@ -1,0 +1,66 @@
+// decode_step: the sampler's one-token decoding step (every row appends one real token to its KV
+// cache) for a float32 decoder on the CPU, as one pass of hand-written loops over weights packed
+// once per sampling call: fused QKV and gate/up projections, weights transposed into 32-column
+// panels so that a small-M GEMM streams them once (AVX-512 when the CPU has it, portable loops
+// otherwise), RoPE, cache writes and attention in place, residual adds fused into the output
+// projections. It exists because at decode shapes (M = a few rows) LibTorch's per-op dispatch
+// and OpenBLAS's per-call weight packing and thread hand-offs cost several times the arithmetic
+// (bench_sampling; see the decode-speed notes in the commit history).
+//
+// Same result as decoder_impl::forward_cached(tokens.view({R, 1}), cache).select(1, 0) up to
+// float32 rounding of reordered sums (tests/policy/decode_golden_test.cpp holds it to the
+// recorded outputs). Softmax, SiLU and everything else transcendental still run as LibTorch ops.
+//
+// Threads: make() only reads the model; a decode_step is owned by one sampling call and is not
+// thread-safe. It copies the weights, so it must not outlive a weight update it should see.
+#pragma once
+
+#include "policy/decoder.hpp"
+#include "policy/kv_cache.hpp"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace leap::policy {
+
+class decode_step {
+public:
+  // Packs `model`'s weights. Null when the fused step does not apply (parameters not float32 on
+  // the CPU): the caller then uses forward_cached.
+  static std::unique_ptr<decode_step> make(const decoder_impl& model);
+
+  // tokens [R] int64 on the CPU, one per cache row; `cache` (R rows, float32) grows by one
+  // position. Returns the logits [R, V] float32 of the new tokens. Throws c10::Error (as the
+  // decoder does) on a token outside the vocabulary or a position past max_position_embeddings.
+  torch::Tensor operator()(const torch::Tensor& tokens, kv_cache& cache);
+
+  struct packed {            // y[M, N] = x[M, K] . W^T: W [N, K] stored as panels [ceil(N/32), K, 32]
+    torch::Tensor panels;
+    std::int64_t n = 0, k = 0;
+  };
+
+private:
+  struct layer {
+    packed qkv, o, gate_up, down;   // qkv: [q; k; v] rows, gate_up: [gate; up] rows
+    torch::Tensor qkv_bias, o_bias; // [(H + 2 KV) Dh], [D]; undefined when the config has none
+    torch::Tensor ln1, ln2;         // [D] input_layernorm, post_attention_layernorm
+  };
+  decode_step() = default;
+
+  model_config cfg_;
+  std::vector<layer> layers_;
+  packed lm_head_;                  // [V, D] (the embeddings when tied)
+  torch::Tensor embed_, norm_;      // [V, D], [D]
+  torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, Dh]
+};
+
+// y[M, N] (= or +=) x[M, K] (row stride ldx) . W^T, W packed by decode_step; y row stride ldy.
+// Exposed for the tests.
+void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_step::packed& w, float* y,
+                 std::int64_t ldy, bool accumulate);
+decode_step::packed pack_weight(const torch::Tensor& w);  // w [N, K] float32
+
+} // namespace leap::policy

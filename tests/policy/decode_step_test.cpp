@@ -1,0 +1,106 @@
+// Tests of the fused decoding step (policy/decode_step.hpp): its logits equal forward_cached's
+// after a left-padded prefill, for MHA / GQA / MQA, tied and untied heads, q/k/v and o biases,
+// head sizes with and without the vectorised paths (Dh a multiple of 16 or not), row counts
+// across the 8-row GEMM blocks, and a cache that must grow; and the packed GEMM equals matmul.
+#include "policy/decode_step.hpp"
+#include "policy/decoder.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace leap::policy;
+
+namespace {
+
+struct shape {
+  std::int64_t heads, kv_heads, d_model;
+  bool tie, bias;
+};
+
+decoder make_model(const shape& s) {
+  model_config c;
+  c.vocab_size = 300;
+  c.d_model = s.d_model;
+  c.n_layers = 2;
+  c.n_heads = s.heads;
+  c.n_kv_heads = s.kv_heads;
+  c.d_ff = 172;
+  c.max_seq_len = 256;
+  c.tie_embeddings = s.tie;
+  c.qkv_bias = s.bias;
+  c.o_bias = s.bias;
+  torch::manual_seed(5);
+  auto m = make_decoder(c);
+  EXPECT_TRUE(m.ok()) << m.message();
+  (*m)->init_weights(0.1);
+  if (s.bias) {  // init_weights zeroes biases: give them values so that they matter
+    torch::NoGradGuard no_grad;
+    for (auto& p : (*m)->named_parameters())
+      if (p.key().size() > 5 && p.key().compare(p.key().size() - 5, 5, ".bias") == 0) p.value().normal_(0, 0.1);
+  }
+  return *m;
+}
+
+float max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<float>(); }
+
+} // namespace
+
+TEST(DecodeStep, EqualsForwardCached) {
+  // Dh = 32, 16, 64 (MHA) take the AVX-512 attention loops where the CPU has them; Dh = 24 the
+  // portable ones.
+  for (const shape& s : {shape{4, 2, 128, true, false}, shape{4, 4, 64, false, false}, shape{4, 1, 96, true, true},
+                         shape{2, 2, 128, false, true}, shape{6, 3, 192, true, false}}) {
+    auto m = make_model(s);
+    c10::InferenceMode guard;
+    auto step = decode_step::make(*m);
+    ASSERT_NE(step, nullptr);
+    for (std::int64_t rows : {1, 3, 8, 11}) {
+      // Left-padded prefill of different lengths (pads among the cached keys), in a cache
+      // too small for the steps (it grows on the way).
+      const std::int64_t P = 21;
+      auto ids = torch::randint(0, 300, {rows, P}, torch::kLong);
+      auto mask = torch::ones({rows, P}, torch::kLong);
+      for (std::int64_t r = 0; r < rows; ++r) mask[r].narrow(0, 0, (r * 7) % P).fill_(0);
+      auto a = m->make_cache(rows, P + 2), b = m->make_cache(rows, P + 2);
+      m->forward_cached(ids, a, mask);
+      m->forward_cached(ids, b, mask);
+      for (int t = 0; t < 5; ++t) {
+        auto next = torch::randint(0, 300, {rows}, torch::kLong);
+        auto want = m->forward_cached(next.view({rows, 1}), a).select(1, 0);  // [rows, V]
+        auto got = (*step)(next, b);
+        ASSERT_EQ(got.sizes(), want.sizes());
+        EXPECT_LT(max_diff(got, want), 1e-4) << "heads " << s.heads << "/" << s.kv_heads << " d " << s.d_model
+                                             << " rows " << rows << " step " << t;
+      }
+      EXPECT_EQ(b.length, a.length);
+      EXPECT_TRUE(torch::equal(b.next_pos, a.next_pos));
+      EXPECT_TRUE(torch::equal(b.key_valid, a.key_valid));
+      EXPECT_LT(max_diff(b.k[1].narrow(2, 0, b.length), a.k[1].narrow(2, 0, a.length)), 1e-5);
+    }
+  }
+}
+
+TEST(DecodeStep, OutOfRangeTokenThrows) {
+  auto m = make_model({4, 2, 128, true, false});
+  c10::InferenceMode guard;
+  auto step = decode_step::make(*m);
+  auto cache = m->make_cache(1, 4);
+  m->forward_cached(torch::tensor({{1, 2}}, torch::kLong), cache);
+  EXPECT_THROW((*step)(torch::tensor({300}, torch::kLong), cache), c10::Error);
+}
+
+TEST(DecodeStep, PackedGemmEqualsMatmul) {
+  torch::manual_seed(2);
+  for (std::int64_t n : {1, 31, 32, 33, 100}) {
+    for (std::int64_t m : {1, 7, 8, 9, 20}) {
+      auto w = torch::randn({n, 45});   // [N, K]
+      auto x = torch::randn({m, 45});   // [M, K]
+      auto y = torch::randn({m, n});    // [M, N]
+      auto want = y + x.matmul(w.t());
+      auto packed = pack_weight(w);
+      packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, true);
+      EXPECT_LT(max_diff(y, want), 1e-4) << n << " x " << m;
+      packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, false);
+      EXPECT_LT(max_diff(y, x.matmul(w.t())), 1e-4) << n << " x " << m;
+    }
+  }
+}
