@@ -1,12 +1,14 @@
 // The fused one-token decoding step: see decode_step.hpp.
 #include "policy/decode_step.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 // GCC 12 reports the deliberately undefined operand of _mm512_shuffle_f32x4 (avx512fintrin.h's
 // _mm512_undefined_ps) as maybe-uninitialized.
@@ -86,21 +88,28 @@ void panel_rows(int mr, const float* x, std::int64_t ldx, std::int64_t k, const 
   }
 }
 
-// ---- attention of one row and one KV head ------------------------------------------------
-// q [rep, Dh] (the query heads sharing the KV head), keys/vals [S, Dh], valid [S]:
-// scores [rep, S] (row stride ld) = q . key * scale, or lowest() for a pad key (as the decoder's
-// masked_fill); then out [rep, Dh] = probs [rep, S] . vals.
+// ---- attention over the keys of one KV head -------------------------------------------------
+// The nq queries q[i] [Dh] that share a KV head (the rep heads of one row, or of every row over a
+// shared prompt prefix) against keys/vals [s, Dh] with validity valid [s]:
+//   group_scores: out[i][t] = q[i] . key[t] * scale, lowest() for a pad key (the decoder's
+//                 masked_fill), so a following softmax gives pads probability 0;
+//   group_values: out[i] (+)= sum_t probs[i][t] * vals[t].
+// Keys are walked in blocks that stay in L1 while every query uses them: a shared prefix is read
+// from memory once per step, not once per row.
 
 // Sums of each of 16 vectors, in one vector (lane i = sum of v[i]): a transpose-and-add tree,
 // about three instructions per vector instead of a full horizontal reduction each.
 __attribute__((target("avx512f"), always_inline)) inline __m512 sum16(const __m512* v) {
   __m512 w[8], u[4], s[2];
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i)  // quarters 0-1: sum of v[2i], 2-3: of v[2i+1]
     w[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44),
                          _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i)  // quarter k: sum of v[4i + k]
     u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0x88),
                          _mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0xDD));
+#pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)  // quarter k, lanes 0-1: v[8i + k], lanes 2-3: v[8i + 4 + k]
     s[i] = _mm512_add_ps(_mm512_shuffle_ps(u[2 * i], u[2 * i + 1], 0x44), _mm512_shuffle_ps(u[2 * i], u[2 * i + 1], 0xEE));
   // quarter k, lane m: v[4m + k]
@@ -109,18 +118,17 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 sum16(const __m5
   return _mm512_permutexvar_ps(order, z);
 }
 
-// q . key for 16 keys at a time per query head (the block of keys stays in L1 across the heads).
 template <int NC>
-__attribute__((target("avx512f"))) void scores_avx512(const float* q, std::int64_t rep, const float* keys,
-                                                      std::int64_t s, float scale, float* scores, std::int64_t ld) {
+__attribute__((target("avx512f"))) void scores_avx512(const float* const* q, float* const* out, int nq,
+                                                      const float* keys, std::int64_t s, float scale) {
   constexpr int dh = NC * 16;
   const __m512 sv = _mm512_set1_ps(scale);
   std::int64_t t = 0;
   for (; t + 16 <= s; t += 16)
-    for (std::int64_t j = 0; j < rep; ++j) {
+    for (int j = 0; j < nq; ++j) {
       __m512 qv[NC];
 #pragma GCC unroll 4
-      for (int c = 0; c < NC; ++c) qv[c] = _mm512_loadu_ps(q + j * dh + c * 16);
+      for (int c = 0; c < NC; ++c) qv[c] = _mm512_loadu_ps(q[j] + c * 16);
       __m512 acc[16];
 #pragma GCC unroll 16
       for (int u = 0; u < 16; ++u) {
@@ -129,25 +137,27 @@ __attribute__((target("avx512f"))) void scores_avx512(const float* q, std::int64
 #pragma GCC unroll 4
         for (int c = 1; c < NC; ++c) acc[u] = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + c * 16), acc[u]);
       }
-      _mm512_storeu_ps(scores + j * ld + t, _mm512_mul_ps(sum16(acc), sv));
+      _mm512_storeu_ps(out[j] + t, _mm512_mul_ps(sum16(acc), sv));
     }
   for (; t < s; ++t)
-    for (std::int64_t j = 0; j < rep; ++j) {
+    for (int j = 0; j < nq; ++j) {
       const float* k = keys + t * dh;
-      __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q + j * dh), _mm512_loadu_ps(k));
-      for (int c = 1; c < NC; ++c) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + j * dh + c * 16), _mm512_loadu_ps(k + c * 16), acc);
-      scores[j * ld + t] = _mm512_reduce_add_ps(acc) * scale;
+      __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q[j]), _mm512_loadu_ps(k));
+      for (int c = 1; c < NC; ++c) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q[j] + c * 16), _mm512_loadu_ps(k + c * 16), acc);
+      out[j][t] = _mm512_reduce_add_ps(acc) * scale;
     }
 }
 
-// One query head's output, NC = Dh / 16 vectors wide, four keys at a time (independent sums).
+// One query's output over s keys, NC = Dh / 16 vectors wide, four keys at a time (independent sums).
 template <int NC>
 __attribute__((target("avx512f"))) void head_values_avx512(const float* p, const float* vals, std::int64_t s,
-                                                           float* out) {
+                                                           float* out, bool accumulate) {
   constexpr int dh = NC * 16;
   __m512 acc[4][NC];
   for (auto& a : acc)
     for (auto& c : a) c = _mm512_setzero_ps();
+  if (accumulate)
+    for (int c = 0; c < NC; ++c) acc[0][c] = _mm512_loadu_ps(out + c * 16);
   std::int64_t t = 0;
   for (; t + 4 <= s; t += 4)
 #pragma GCC unroll 4
@@ -165,61 +175,54 @@ __attribute__((target("avx512f"))) void head_values_avx512(const float* p, const
     _mm512_storeu_ps(out + c * 16, _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c])));
 }
 
-__attribute__((target("avx512f"))) void values_avx512(const float* probs, std::int64_t ld, std::int64_t rep,
-                                                      const float* vals, std::int64_t s, std::int64_t dh, float* out) {
-  for (std::int64_t j = 0; j < rep; ++j) {
-    const float* p = probs + j * ld;
-    float* o = out + j * dh;
-    switch (dh / 16) {
-      case 1: head_values_avx512<1>(p, vals, s, o); break;
-      case 2: head_values_avx512<2>(p, vals, s, o); break;
-      case 3: head_values_avx512<3>(p, vals, s, o); break;
-      case 4: head_values_avx512<4>(p, vals, s, o); break;
-      default:
-        for (std::int64_t i = 0; i < dh; i += 16) {
-          __m512 acc = _mm512_setzero_ps();
-          for (std::int64_t t = 0; t < s; ++t)
-            acc = _mm512_fmadd_ps(_mm512_set1_ps(p[t]), _mm512_loadu_ps(vals + t * dh + i), acc);
-          _mm512_storeu_ps(o + i, acc);
-        }
-    }
+template <int NC>
+void values_avx512(const float* const* p, float* const* out, int nq, const float* vals, std::int64_t s,
+                   bool accumulate) {
+  constexpr std::int64_t block = 64;  // keys: 8 KB of values at Dh = 32
+  for (std::int64_t t = 0; t < s; t += block) {
+    const auto n = std::min(block, s - t);
+    for (int j = 0; j < nq; ++j) head_values_avx512<NC>(p[j] + t, vals + t * NC * 16, n, out[j], accumulate || t > 0);
   }
 }
 
-void group_scores(const float* q, std::int64_t rep, const float* keys, const bool* valid, bool all_valid,
-                  std::int64_t s, std::int64_t dh, float scale, float* scores, std::int64_t ld) {
+void group_scores(const float* const* q, float* const* out, int nq, const float* keys, const bool* valid,
+                  bool all_valid, std::int64_t s, std::int64_t dh, float scale) {
   const bool vec = cpu_has_avx512();
   if (vec && dh == 16) {
-    scores_avx512<1>(q, rep, keys, s, scale, scores, ld);
+    scores_avx512<1>(q, out, nq, keys, s, scale);
   } else if (vec && dh == 32) {
-    scores_avx512<2>(q, rep, keys, s, scale, scores, ld);
+    scores_avx512<2>(q, out, nq, keys, s, scale);
   } else if (vec && dh == 48) {
-    scores_avx512<3>(q, rep, keys, s, scale, scores, ld);
+    scores_avx512<3>(q, out, nq, keys, s, scale);
   } else if (vec && dh == 64) {
-    scores_avx512<4>(q, rep, keys, s, scale, scores, ld);
+    scores_avx512<4>(q, out, nq, keys, s, scale);
   } else {
-    for (std::int64_t j = 0; j < rep; ++j)
+    for (int j = 0; j < nq; ++j)
       for (std::int64_t t = 0; t < s; ++t) {
         float acc = 0;
-        for (std::int64_t i = 0; i < dh; ++i) acc += q[j * dh + i] * keys[t * dh + i];
-        scores[j * ld + t] = acc * scale;
+        for (std::int64_t i = 0; i < dh; ++i) acc += q[j][i] * keys[t * dh + i];
+        out[j][t] = acc * scale;
       }
   }
   if (all_valid) return;
   const float masked = std::numeric_limits<float>::lowest();
-  for (std::int64_t j = 0; j < rep; ++j)
+  for (int j = 0; j < nq; ++j)
     for (std::int64_t t = 0; t < s; ++t)
-      if (!valid[t]) scores[j * ld + t] = masked;
+      if (!valid[t]) out[j][t] = masked;
 }
 
-void group_values(const float* probs, std::int64_t ld, std::int64_t rep, const float* vals, std::int64_t s,
-                  std::int64_t dh, float* out) {
-  if (cpu_has_avx512() && dh % 16 == 0) return values_avx512(probs, ld, rep, vals, s, dh, out);
-  for (std::int64_t j = 0; j < rep; ++j) {
-    float* o = out + j * dh;
-    std::fill(o, o + dh, 0.0f);
+void group_values(const float* const* p, float* const* out, int nq, const float* vals, std::int64_t s,
+                  std::int64_t dh, bool accumulate) {
+  const bool vec = cpu_has_avx512();
+  if (vec && dh == 16) return values_avx512<1>(p, out, nq, vals, s, accumulate);
+  if (vec && dh == 32) return values_avx512<2>(p, out, nq, vals, s, accumulate);
+  if (vec && dh == 48) return values_avx512<3>(p, out, nq, vals, s, accumulate);
+  if (vec && dh == 64) return values_avx512<4>(p, out, nq, vals, s, accumulate);
+  for (int j = 0; j < nq; ++j) {
+    float* o = out[j];
+    if (!accumulate) std::fill(o, o + dh, 0.0f);
     for (std::int64_t t = 0; t < s; ++t)
-      for (std::int64_t i = 0; i < dh; ++i) o[i] += probs[j * ld + t] * vals[t * dh + i];
+      for (std::int64_t i = 0; i < dh; ++i) o[i] += p[j][t] * vals[t * dh + i];
   }
 }
 
@@ -248,6 +251,64 @@ void rope_head(float* x, const float* cos, const float* sin, std::int64_t dh) {
 torch::Tensor f32(const torch::Tensor& t) { return t.detach().to(torch::kFloat).contiguous(); }
 
 } // namespace
+
+torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
+  TORCH_CHECK(probs.dim() == 2 && probs.scalar_type() == torch::kFloat && probs.device().is_cpu(),
+              "multinomial_one: expected float32 [R, V] on the CPU, got ", probs.sizes());
+  const auto p = probs.contiguous();
+  const auto R = p.size(0), V = p.size(1);
+  const float* pp = p.data_ptr<float>();
+  auto out = torch::empty({R, 1}, torch::kLong);                                            // [R, 1]
+  auto* op = out.data_ptr<std::int64_t>();
+  auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  std::vector<double> u(static_cast<std::size_t>(V));
+  constexpr std::uint64_t mask = (std::uint64_t{1} << 53) - 1;
+  constexpr double unit = 1.0 / static_cast<double>(std::uint64_t{1} << 53);
+  // Margin on the bound: float rounding of q and of p / q is below 2^-23 relative.
+  constexpr double slack = 1.0 + 1e-6;
+  // LibTorch's checks (before any draw), and each row's most probable entry: its quotient is the
+  // row's first "best".
+  std::vector<std::int64_t> firsts(static_cast<std::size_t>(R));
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* row = pp + r * V;
+    std::int64_t first = 0;
+    bool finite = true;
+    for (std::int64_t i = 0; i < V; ++i) {
+      finite = finite && std::isfinite(row[i]) && row[i] >= 0;
+      if (row[i] > row[first]) first = i;
+    }
+    TORCH_CHECK(finite, "probability tensor contains either `inf`, `nan` or element < 0");
+    TORCH_CHECK(row[first] > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    firsts[static_cast<std::size_t>(r)] = first;
+  }
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* row = pp + r * V;
+    const std::int64_t first = firsts[static_cast<std::size_t>(r)];
+    for (auto& x : u) x = static_cast<double>(g->random64() & mask) * unit;  // uniform_real<double>(0, 1)
+    auto quotient = [&](std::int64_t i) {                                         // as exponential_ then div
+      const auto q = static_cast<float>(-1.0 * std::log(1.0 - u[static_cast<std::size_t>(i)]));
+      return row[i] / q;
+    };
+    std::int64_t best_i = first;
+    float best = quotient(first);
+    for (std::int64_t i = 0; i < V; ++i) {
+      // q_i <= p_i / u_i: skip when that bound is certainly below the best (never for a NaN
+      // best or a zero u, where the comparison is false).
+      if (static_cast<double>(row[i]) * slack < static_cast<double>(best) * u[static_cast<std::size_t>(i)] || i == first)
+        continue;
+      const float q = quotient(i);
+      const bool wins = std::isnan(q) ? (!std::isnan(best) || i < best_i)
+                                      : (!std::isnan(best) && (q > best || (q == best && i < best_i)));
+      if (wins) {
+        best = q;
+        best_i = i;
+      }
+    }
+    op[r] = best_i;
+  }
+  return out;
+}
 
 decode_step::packed pack_weight(const torch::Tensor& w) {
   TORCH_CHECK(w.dim() == 2, "pack_weight: expected [N, K], got ", w.sizes());
@@ -308,39 +369,61 @@ std::unique_ptr<decode_step> decode_step::make(const decoder_impl& model) {
   return s;
 }
 
-torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache) {
+namespace {
+
+// A cache's K/V buffers as float32, contiguous, on the CPU (made so if they are not).
+void check_cache(kv_cache& c, std::int64_t layers, const char* what) {
+  TORCH_CHECK(static_cast<std::int64_t>(c.k.size()) == layers, "decode_step: ", what, " has ", c.k.size(),
+              " layers, model has ", layers);
+  for (auto* bufs : {&c.k, &c.v})
+    for (auto& t : *bufs) {
+      TORCH_CHECK(t.scalar_type() == torch::kFloat && t.device().is_cpu(), "decode_step: ", what,
+                  " must be float32 on the CPU");
+      if (!t.is_contiguous()) t = t.contiguous();
+    }
+  if (!c.key_valid.is_contiguous()) c.key_valid = c.key_valid.contiguous();
+  if (!c.next_pos.is_contiguous()) c.next_pos = c.next_pos.contiguous();
+}
+
+bool all_true(const bool* v, std::int64_t n) { return std::all_of(v, v + n, [](bool b) { return b; }); }
+
+} // namespace
+
+torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix) {
   const auto tok = tokens.to(torch::kCPU, torch::kLong).contiguous();
   const auto R = tok.numel();
   TORCH_CHECK(cache.batch() == R, "decode_step: cache has ", cache.batch(), " rows, input has ", R);
-  TORCH_CHECK(static_cast<std::int64_t>(cache.k.size()) == cfg_.n_layers, "decode_step: cache has ",
-              cache.k.size(), " layers, model has ", cfg_.n_layers);
   const auto D = cfg_.d_model, H = cfg_.n_heads, KV = cfg_.kv_heads(), Dh = cfg_.dim_per_head();
   const auto F = cfg_.d_ff, V = cfg_.vocab_size, rep = H / KV, NQKV = (H + 2 * KV) * Dh;
 
   cache.reserve(1);
-  const auto past = cache.length, S = past + 1, cap = cache.capacity();
-  auto f_opts = torch::TensorOptions().dtype(torch::kFloat);
-  for (auto* bufs : {&cache.k, &cache.v})
-    for (auto& t : *bufs) {
-      TORCH_CHECK(t.scalar_type() == torch::kFloat && t.device().is_cpu(), "decode_step: cache must be float32 on the CPU");
-      if (!t.is_contiguous()) t = t.contiguous();
-    }
-  if (!cache.key_valid.is_contiguous()) cache.key_valid = cache.key_valid.contiguous();
-  if (!cache.next_pos.is_contiguous()) cache.next_pos = cache.next_pos.contiguous();
+  check_cache(cache, cfg_.n_layers, "cache");
+  std::int64_t P = 0, pcap = 0;  // shared prefix keys, prefix capacity
+  const bool* pvalid = nullptr;
+  bool prefix_all_valid = true;
+  if (prefix != nullptr) {
+    TORCH_CHECK(prefix->batch() == 1, "decode_step: a shared prefix has one row, not ", prefix->batch());
+    check_cache(*prefix, cfg_.n_layers, "prefix");
+    P = prefix->length;
+    pcap = prefix->capacity();
+    pvalid = prefix->key_valid.data_ptr<bool>();
+    prefix_all_valid = all_true(pvalid, P);
+  }
+  const auto past = cache.length, own = past + 1, S = P + own, cap = cache.capacity();
+  const auto f_opts = torch::TensorOptions().dtype(torch::kFloat);
   cache.key_valid.narrow(1, past, 1).fill_(true);
   const bool* valid = cache.key_valid.data_ptr<bool>();                                     // [R, cap]
   const std::int64_t* next_pos = cache.next_pos.data_ptr<std::int64_t>();                   // [R]
-  std::vector<char> all_valid(static_cast<std::size_t>(R));  // row has no pad among its keys
-  for (std::int64_t r = 0; r < R; ++r)
-    all_valid[static_cast<std::size_t>(r)] = std::all_of(valid + r * cap, valid + r * cap + past + 1, [](bool v) { return v; });
+  std::vector<char> row_all_valid(static_cast<std::size_t>(R));  // no pad among the row's own keys
+  for (std::int64_t r = 0; r < R; ++r) row_all_valid[static_cast<std::size_t>(r)] = all_true(valid + r * cap, own);
 
-  // Rows' token embeddings and rotary tables.
+  // Rows' token embeddings.
   auto h = torch::empty({R, D}, f_opts);                                                    // [R, D]
   float* hp = h.data_ptr<float>();
   const std::int64_t* tp = tok.data_ptr<std::int64_t>();
   for (std::int64_t r = 0; r < R; ++r) {
     TORCH_CHECK(tp[r] >= 0 && tp[r] < V, "decoder: token id out of range [0, ", V, ")");
-    TORCH_CHECK(next_pos[r] < cfg_.max_seq_len, "decoder: position ", next_pos[r],
+    TORCH_CHECK(next_pos[r] >= 0 && next_pos[r] < cfg_.max_seq_len, "decoder: position ", next_pos[r],
                 " exceeds max_position_embeddings = ", cfg_.max_seq_len);
     std::memcpy(hp + r * D, embed_.data_ptr<float>() + tp[r] * D, sizeof(float) * static_cast<std::size_t>(D));
   }
@@ -349,7 +432,7 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
 
   auto xn = torch::empty({R, D}, f_opts);                                                   // [R, D]
   auto qkv = torch::empty({R, NQKV}, f_opts);                                               // [R, (H+2KV) Dh]
-  auto scores = torch::empty({R, H, S}, f_opts);                                            // [R, H, S]
+  auto scores = torch::empty({R, H, S}, f_opts);                                            // [R, H, S]: prefix keys, then own
   auto attn = torch::empty({R, H * Dh}, f_opts);                                            // [R, H Dh]
   auto gate_up = torch::empty({R, 2 * F}, f_opts);                                          // [R, 2F]
   float* xp = xn.data_ptr<float>();
@@ -357,6 +440,10 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
   float* sp = scores.data_ptr<float>();
   float* ap = attn.data_ptr<float>();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(Dh)));
+  // Per KV head: its R * rep queries, their score rows, probability rows and outputs.
+  const auto nq = static_cast<std::size_t>(R * rep);
+  std::vector<const float*> qs(nq), ps(nq);
+  std::vector<float*> score_rows(nq), outs(nq);
 
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const auto& L = layers_[l];
@@ -378,17 +465,45 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
         std::memcpy(kb + at, row + (H + g) * Dh, sizeof(float) * static_cast<std::size_t>(Dh));
         std::memcpy(vb + at, row + (H + KV + g) * Dh, sizeof(float) * static_cast<std::size_t>(Dh));
       }
-      // Scores of every query head against the row's S keys; pads masked as the decoder does.
-      for (std::int64_t g = 0; g < KV; ++g)
-        group_scores(row + g * rep * Dh, rep, kb + (r * KV + g) * cap * Dh, valid + r * cap,
-                     all_valid[static_cast<std::size_t>(r)] != 0, S, Dh, scale, sp + (r * H + g * rep) * S, S);
+    }
+    // Scores: every row's queries against the shared prefix at once, then each row's own keys;
+    // pads masked as the decoder does.
+    for (std::int64_t g = 0; g < KV; ++g) {
+      for (std::int64_t r = 0; r < R; ++r)
+        for (std::int64_t j = 0; j < rep; ++j) {
+          const auto i = static_cast<std::size_t>(r * rep + j);
+          qs[i] = qp + r * NQKV + (g * rep + j) * Dh;
+          score_rows[i] = sp + (r * H + g * rep + j) * S;
+        }
+      if (P > 0)
+        group_scores(qs.data(), score_rows.data(), static_cast<int>(nq), prefix->k[l].data_ptr<float>() + g * pcap * Dh,
+                     pvalid, prefix_all_valid, P, Dh, scale);
+      for (std::int64_t r = 0; r < R; ++r) {
+        const auto i = static_cast<std::size_t>(r * rep);
+        for (std::int64_t j = 0; j < rep; ++j) score_rows[i + static_cast<std::size_t>(j)] += P;
+        group_scores(qs.data() + i, score_rows.data() + i, static_cast<int>(rep), kb + (r * KV + g) * cap * Dh,
+                     valid + r * cap, row_all_valid[static_cast<std::size_t>(r)] != 0, own, Dh, scale);
+      }
     }
     auto probs = torch::softmax(scores, -1);                                                // [R, H, S]
     const float* pp = probs.data_ptr<float>();
-    for (std::int64_t r = 0; r < R; ++r)
-      for (std::int64_t g = 0; g < KV; ++g)
-        group_values(pp + (r * H + g * rep) * S, S, rep, vb + (r * KV + g) * cap * Dh, S, Dh,
-                     ap + (r * H + g * rep) * Dh);
+    for (std::int64_t g = 0; g < KV; ++g) {
+      for (std::int64_t r = 0; r < R; ++r)
+        for (std::int64_t j = 0; j < rep; ++j) {
+          const auto i = static_cast<std::size_t>(r * rep + j);
+          ps[i] = pp + (r * H + g * rep + j) * S;
+          outs[i] = ap + (r * H + g * rep + j) * Dh;
+        }
+      if (P > 0)
+        group_values(ps.data(), outs.data(), static_cast<int>(nq), prefix->v[l].data_ptr<float>() + g * pcap * Dh, P,
+                     Dh, false);
+      for (std::int64_t r = 0; r < R; ++r) {
+        const auto i = static_cast<std::size_t>(r * rep);
+        for (std::int64_t j = 0; j < rep; ++j) ps[i + static_cast<std::size_t>(j)] += P;
+        group_values(ps.data() + i, outs.data() + i, static_cast<int>(rep), vb + (r * KV + g) * cap * Dh, own, Dh,
+                     P > 0);
+      }
+    }
     packed_gemm(ap, R, H * Dh, L.o, hp, D, true);                                           // h += o_proj(attn)
     if (L.o_bias.defined()) {
       const float* b = L.o_bias.data_ptr<float>();
@@ -403,7 +518,7 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
   rms_norm_rows(hp, R, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
   auto logits = torch::empty({R, V}, f_opts);                                               // [R, V]
   packed_gemm(xp, R, D, lm_head_, logits.data_ptr<float>(), V, false);
-  cache.length = S;
+  cache.length = own;
   cache.next_pos = cache.next_pos + 1;
   return logits;
 }

@@ -35,7 +35,13 @@ public:
   // tokens [R] int64 on the CPU, one per cache row; `cache` (R rows, float32) grows by one
   // position. Returns the logits [R, V] float32 of the new tokens. Throws c10::Error (as the
   // decoder does) on a token outside the vocabulary or a position past max_position_embeddings.
-  torch::Tensor operator()(const torch::Tensor& tokens, kv_cache& cache);
+  //
+  // `prefix` (optional, one row): keys every row attends to before its own, e.g. a group's
+  // prompt prefilled once. Rows then hold only their own tokens in `cache` (its next_pos starting
+  // at the prefix's) and the prompt's K/V are read once per step for all rows instead of once per
+  // row; the result equals decoding over the prefix expanded to every row (select_rows).
+  // It is not modified (non-const only to make its buffers contiguous if they are not).
+  torch::Tensor operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix = nullptr);
 
   struct packed {            // y[M, N] = x[M, K] . W^T: W [N, K] stored as panels [ceil(N/32), K, 32]
     torch::Tensor panels;
@@ -56,6 +62,16 @@ private:
   torch::Tensor embed_, norm_;      // [V, D], [D]
   torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, Dh]
 };
+
+// torch::multinomial(probs, 1, /*replacement=*/false, gen) for probs [R, V] float32 on the CPU:
+// the same indices [R, 1] and the same generator stream. LibTorch 1.13 draws q ~ Exp(1) for every
+// entry in row-major order (-log(1 - u) in double, u from random64, rounded to float) and returns
+// argmax(p / q) (first index on ties, NaN wins). This makes every draw too but takes the logarithm
+// only where the bound p / u (q >= u) could still reach the best quotient, which skips almost all
+// of them: at G = 8 the V logarithms per row were a tenth of a decode step. Errors as LibTorch's
+// (c10::Error) on a negative or non-finite probability or an all-zero row. Other dtypes or devices:
+// callers use torch::multinomial (decode_step_test compares the two draw by draw).
+torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen);
 
 // y[M, N] (= or +=) x[M, K] (row stride ldx) . W^T, W packed by decode_step; y row stride ldy.
 // Exposed for the tests.

@@ -1,10 +1,13 @@
 // Tests of the fused decoding step (policy/decode_step.hpp): its logits equal forward_cached's
 // after a left-padded prefill, for MHA / GQA / MQA, tied and untied heads, q/k/v and o biases,
 // head sizes with and without the vectorised paths (Dh a multiple of 16 or not), row counts
-// across the 8-row GEMM blocks, and a cache that must grow; and the packed GEMM equals matmul.
+// across the 8-row GEMM blocks, and a cache that must grow; a prompt prefix shared by the rows
+// equals the prefix expanded to every row; multinomial_one draws what torch::multinomial draws
+// from the same generator; and the packed GEMM equals matmul.
 #include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
 using namespace leap::policy;
@@ -79,6 +82,36 @@ TEST(DecodeStep, EqualsForwardCached) {
   }
 }
 
+TEST(DecodeStep, SharedPrefixEqualsExpandedCache) {
+  for (const shape& s : {shape{4, 2, 128, true, false}, shape{4, 1, 96, true, true}}) {
+    auto m = make_model(s);
+    c10::InferenceMode guard;
+    auto step = decode_step::make(*m);
+    for (bool padded : {false, true}) {
+      for (std::int64_t rows : {1, 8, 10}) {
+        const std::int64_t P = 37;
+        auto ids = torch::randint(0, 300, {1, P}, torch::kLong);
+        auto mask = torch::ones({1, P}, torch::kLong);
+        if (padded) mask[0].narrow(0, 0, 5).fill_(0);
+        auto expanded = m->make_cache(1, P + 8), prefix = m->make_cache(1, P);
+        m->forward_cached(ids, expanded, mask);
+        m->forward_cached(ids, prefix, mask);
+        expanded.select_rows(torch::zeros({rows}, torch::kLong));
+        auto own = m->make_cache(rows, 2);  // grows on the way
+        own.next_pos = prefix.next_pos.expand({rows}).clone();
+        for (int t = 0; t < 6; ++t) {
+          auto next = torch::randint(0, 300, {rows}, torch::kLong);
+          auto want = m->forward_cached(next.view({rows, 1}), expanded).select(1, 0);  // [rows, V]
+          auto got = (*step)(next, own, &prefix);
+          EXPECT_LT(max_diff(got, want), 1e-4) << "rows " << rows << " step " << t << (padded ? " padded" : "");
+        }
+        EXPECT_EQ(prefix.length, P);
+        EXPECT_EQ(own.length, 6);
+      }
+    }
+  }
+}
+
 TEST(DecodeStep, OutOfRangeTokenThrows) {
   auto m = make_model({4, 2, 128, true, false});
   c10::InferenceMode guard;
@@ -86,6 +119,39 @@ TEST(DecodeStep, OutOfRangeTokenThrows) {
   auto cache = m->make_cache(1, 4);
   m->forward_cached(torch::tensor({{1, 2}}, torch::kLong), cache);
   EXPECT_THROW((*step)(torch::tensor({300}, torch::kLong), cache), c10::Error);
+}
+
+TEST(DecodeStep, MultinomialOneDrawsAsTorch) {
+  torch::manual_seed(9);
+  for (std::uint64_t seed : {1, 2, 3}) {
+    auto mine = at::detail::createCPUGenerator(seed), theirs = at::detail::createCPUGenerator(seed);
+    for (double temperature : {0.05, 0.5, 1.0, 4.0}) {
+      for (std::int64_t rows : {1, 8}) {
+        auto logits = torch::randn({rows, 2048}) * 3;                       // [R, V]
+        auto probs = torch::softmax(logits / temperature, -1);
+        for (int rep = 0; rep < 20; ++rep) {
+          auto a = multinomial_one(probs, mine);
+          auto b = torch::multinomial(probs, 1, false, theirs);
+          ASSERT_TRUE(torch::equal(a, b)) << "seed " << seed << " temperature " << temperature;
+        }
+        // Zeros (top-p truncation) and a single surviving entry.
+        auto cut = probs.masked_fill(probs < probs.mean(-1, true), 0.0);
+        auto one = torch::zeros({rows, 2048});
+        one.select(1, 17).fill_(1.0);
+        for (const auto& p : {cut, one}) {
+          auto a = multinomial_one(p, mine);
+          auto b = torch::multinomial(p, 1, false, theirs);
+          ASSERT_TRUE(torch::equal(a, b));
+        }
+      }
+    }
+    EXPECT_EQ(at::check_generator<at::CPUGeneratorImpl>(mine)->random64(),
+              at::check_generator<at::CPUGeneratorImpl>(theirs)->random64())
+        << "both consumed the same number of draws";
+  }
+  auto gen = at::detail::createCPUGenerator(0);
+  EXPECT_THROW(multinomial_one(torch::zeros({2, 5}), gen), c10::Error);
+  EXPECT_THROW(multinomial_one(torch::full({1, 5}, -1.0), gen), c10::Error);
 }
 
 TEST(DecodeStep, PackedGemmEqualsMatmul) {
