@@ -262,6 +262,9 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
   auto* op = out.data_ptr<std::int64_t>();
   auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
   std::lock_guard<std::mutex> lock(g->mutex_);
+  // The generator's Mersenne Twister, stepped inline here (random64() is an out-of-line call per
+  // draw) and stored back after the draws.
+  at::mt19937 engine = g->engine();
   std::vector<double> u(static_cast<std::size_t>(V));
   constexpr std::uint64_t mask = (std::uint64_t{1} << 53) - 1;
   constexpr double unit = 1.0 / static_cast<double>(std::uint64_t{1} << 53);
@@ -285,7 +288,11 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
   for (std::int64_t r = 0; r < R; ++r) {
     const float* row = pp + r * V;
     const std::int64_t first = firsts[static_cast<std::size_t>(r)];
-    for (auto& x : u) x = static_cast<double>(g->random64() & mask) * unit;  // uniform_real<double>(0, 1)
+    // uniform_real<double>(0, 1) of random64(): two 32-bit outputs, the first one high.
+    for (auto& x : u) {
+      const std::uint64_t hi = engine(), lo = engine();
+      x = static_cast<double>(((hi << 32) | lo) & mask) * unit;
+    }
     auto quotient = [&](std::int64_t i) {                                         // as exponential_ then div
       const auto q = static_cast<float>(-1.0 * std::log(1.0 - u[static_cast<std::size_t>(i)]));
       return row[i] / q;
@@ -307,6 +314,7 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
     }
     op[r] = best_i;
   }
+  g->set_engine(engine);
   return out;
 }
 
@@ -327,10 +335,11 @@ void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_
                  std::int64_t ldy, bool accumulate) {
   const float* base = w.panels.data_ptr<float>();
   const auto panels = w.panels.size(0);
-  for (std::int64_t r0 = 0; r0 < m; r0 += 8) {
-    const int mr = static_cast<int>(std::min<std::int64_t>(8, m - r0));
-    for (std::int64_t p = 0; p < panels; ++p) {
-      const auto col = p * panel_width;
+  // Panel-major: a panel (K x 32 floats) stays in cache while every block of 8 rows uses it.
+  for (std::int64_t p = 0; p < panels; ++p) {
+    const auto col = p * panel_width;
+    for (std::int64_t r0 = 0; r0 < m; r0 += 8) {
+      const int mr = static_cast<int>(std::min<std::int64_t>(8, m - r0));
       panel_rows(mr, x + r0 * ldx, ldx, w.k, base + p * w.k * panel_width, y + r0 * ldy + col, ldy,
                  std::min(panel_width, w.n - col), accumulate);
     }
@@ -389,7 +398,7 @@ bool all_true(const bool* v, std::int64_t n) { return std::all_of(v, v + n, [](b
 
 } // namespace
 
-torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix) {
+torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix) const {
   const auto tok = tokens.to(torch::kCPU, torch::kLong).contiguous();
   const auto R = tok.numel();
   TORCH_CHECK(cache.batch() == R, "decode_step: cache has ", cache.batch(), " rows, input has ", R);
@@ -520,6 +529,109 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
   packed_gemm(xp, R, D, lm_head_, logits.data_ptr<float>(), V, false);
   cache.length = own;
   cache.next_pos = cache.next_pos + 1;
+  return logits;
+}
+
+torch::Tensor decode_step::prefill(const torch::Tensor& tokens, kv_cache& cache) const {
+  const auto tok = tokens.to(torch::kCPU, torch::kLong).contiguous().view({-1});
+  const auto T = tok.numel();
+  TORCH_CHECK(T > 0, "decode_step: prefill of no tokens");
+  TORCH_CHECK(cache.batch() == 1, "decode_step: prefill takes a one-row cache, not ", cache.batch());
+  const auto D = cfg_.d_model, H = cfg_.n_heads, KV = cfg_.kv_heads(), Dh = cfg_.dim_per_head();
+  const auto F = cfg_.d_ff, V = cfg_.vocab_size, rep = H / KV, NQKV = (H + 2 * KV) * Dh;
+
+  cache.reserve(T);
+  check_cache(cache, cfg_.n_layers, "cache");
+  const auto past = cache.length, S = past + T, cap = cache.capacity();
+  const auto pos0 = cache.next_pos.data_ptr<std::int64_t>()[0];
+  TORCH_CHECK(pos0 >= 0 && pos0 + T <= cfg_.max_seq_len, "decoder: position ", pos0 + T - 1,
+              " exceeds max_position_embeddings = ", cfg_.max_seq_len);
+  cache.key_valid.narrow(1, past, T).fill_(true);
+  const bool* valid = cache.key_valid.data_ptr<bool>();                                     // [1, cap]
+  const bool past_all_valid = all_true(valid, past);
+  const auto f_opts = torch::TensorOptions().dtype(torch::kFloat);
+
+  auto h = torch::empty({T, D}, f_opts);                                                    // [T, D]
+  float* hp = h.data_ptr<float>();
+  const std::int64_t* tp = tok.data_ptr<std::int64_t>();
+  for (std::int64_t t = 0; t < T; ++t) {
+    TORCH_CHECK(tp[t] >= 0 && tp[t] < V, "decoder: token id out of range [0, ", V, ")");
+    std::memcpy(hp + t * D, embed_.data_ptr<float>() + tp[t] * D, sizeof(float) * static_cast<std::size_t>(D));
+  }
+  auto xn = torch::empty({T, D}, f_opts);                                                   // [T, D]
+  auto qkv = torch::empty({T, NQKV}, f_opts);                                               // [T, (H+2KV) Dh]
+  auto scores = torch::empty({T, H, S}, f_opts);                                            // [T, H, S]
+  auto attn = torch::empty({T, H * Dh}, f_opts);                                            // [T, H Dh]
+  auto gate_up = torch::empty({T, 2 * F}, f_opts);                                          // [T, 2F]
+  float* xp = xn.data_ptr<float>();
+  float* qp = qkv.data_ptr<float>();
+  float* sp = scores.data_ptr<float>();
+  float* ap = attn.data_ptr<float>();
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(Dh)));
+  const float masked = std::numeric_limits<float>::lowest();
+  std::vector<const float*> qs(static_cast<std::size_t>(rep)), ps(static_cast<std::size_t>(rep));
+  std::vector<float*> score_rows(static_cast<std::size_t>(rep)), outs(static_cast<std::size_t>(rep));
+
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const auto& L = layers_[l];
+    float* kb = cache.k[l].data_ptr<float>();                                               // [1, KV, cap, Dh]
+    float* vb = cache.v[l].data_ptr<float>();
+    rms_norm_rows(hp, T, D, L.ln1.data_ptr<float>(), cfg_.rms_eps, xp);
+    packed_gemm(xp, T, D, L.qkv, qp, NQKV, false);
+    for (std::int64_t t = 0; t < T; ++t) {
+      float* row = qp + t * NQKV;
+      if (L.qkv_bias.defined()) {
+        const float* b = L.qkv_bias.data_ptr<float>();
+        for (std::int64_t i = 0; i < NQKV; ++i) row[i] += b[i];
+      }
+      const float* c = rope_cos_.data_ptr<float>() + (pos0 + t) * Dh;
+      const float* sn = rope_sin_.data_ptr<float>() + (pos0 + t) * Dh;
+      for (std::int64_t hd = 0; hd < H + KV; ++hd) rope_head(row + hd * Dh, c, sn, Dh);
+      for (std::int64_t g = 0; g < KV; ++g) {
+        const auto at = (g * cap + past + t) * Dh;
+        std::memcpy(kb + at, row + (H + g) * Dh, sizeof(float) * static_cast<std::size_t>(Dh));
+        std::memcpy(vb + at, row + (H + KV + g) * Dh, sizeof(float) * static_cast<std::size_t>(Dh));
+      }
+    }
+    // Causal: query t sees keys [0, past + t]; later keys get lowest() as in the decoder.
+    for (std::int64_t t = 0; t < T; ++t) {
+      const auto seen = past + t + 1;
+      for (std::int64_t g = 0; g < KV; ++g) {
+        for (std::int64_t j = 0; j < rep; ++j) {
+          qs[static_cast<std::size_t>(j)] = qp + t * NQKV + (g * rep + j) * Dh;
+          score_rows[static_cast<std::size_t>(j)] = sp + (t * H + g * rep + j) * S;
+          std::fill(score_rows[static_cast<std::size_t>(j)] + seen, score_rows[static_cast<std::size_t>(j)] + S, masked);
+        }
+        group_scores(qs.data(), score_rows.data(), static_cast<int>(rep), kb + g * cap * Dh, valid,
+                     past_all_valid, seen, Dh, scale);
+      }
+    }
+    auto probs = torch::softmax(scores, -1);                                                // [T, H, S]
+    const float* pp = probs.data_ptr<float>();
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t g = 0; g < KV; ++g) {
+        for (std::int64_t j = 0; j < rep; ++j) {
+          ps[static_cast<std::size_t>(j)] = pp + (t * H + g * rep + j) * S;
+          outs[static_cast<std::size_t>(j)] = ap + (t * H + g * rep + j) * Dh;
+        }
+        group_values(ps.data(), outs.data(), static_cast<int>(rep), vb + g * cap * Dh, past + t + 1, Dh, false);
+      }
+    packed_gemm(ap, T, H * Dh, L.o, hp, D, true);                                           // h += o_proj(attn)
+    if (L.o_bias.defined()) {
+      const float* b = L.o_bias.data_ptr<float>();
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t i = 0; i < D; ++i) hp[t * D + i] += b[i];
+    }
+    rms_norm_rows(hp, T, D, L.ln2.data_ptr<float>(), cfg_.rms_eps, xp);
+    packed_gemm(xp, T, D, L.gate_up, gate_up.data_ptr<float>(), 2 * F, false);
+    auto act = torch::silu(gate_up.narrow(1, 0, F)).mul_(gate_up.narrow(1, F, F)).contiguous();  // [T, F]
+    packed_gemm(act.data_ptr<float>(), T, F, L.down, hp, D, true);                          // h += down_proj(act)
+  }
+  rms_norm_rows(hp + (T - 1) * D, 1, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
+  auto logits = torch::empty({1, V}, f_opts);                                               // [1, V]
+  packed_gemm(xp, 1, D, lm_head_, logits.data_ptr<float>(), V, false);
+  cache.length = S;
+  cache.next_pos = cache.next_pos + T;
   return logits;
 }
 

@@ -11,8 +11,9 @@
 // float32 rounding of reordered sums (tests/policy/decode_golden_test.cpp holds it to the
 // recorded outputs). Softmax, SiLU and everything else transcendental still run as LibTorch ops.
 //
-// Threads: make() only reads the model; a decode_step is owned by one sampling call and is not
-// thread-safe. It copies the weights, so it must not outlive a weight update it should see.
+// Threads: make() only reads the model. A decode_step is immutable once made, so several threads
+// may run it at once (each with its own caches). It holds a copy of the weights: the decoder
+// keeps one per weight version (decoder_impl::fused_step) and makes a new one after an update.
 #pragma once
 
 #include "policy/decoder.hpp"
@@ -41,7 +42,13 @@ public:
   // at the prefix's) and the prompt's K/V are read once per step for all rows instead of once per
   // row; the result equals decoding over the prefix expanded to every row (select_rows).
   // It is not modified (non-const only to make its buffers contiguous if they are not).
-  torch::Tensor operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix = nullptr);
+  torch::Tensor operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix = nullptr) const;
+
+  // forward_cached_last for one unpadded row: tokens [T] int64 are appended to the one-row
+  // `cache` (causal attention over its earlier keys and each other); returns the last token's
+  // logits [1, V] float32. A group's prompt prefill, where LibTorch's GEMMs and attention ops
+  // were slower than these loops and left OpenBLAS threads spinning.
+  torch::Tensor prefill(const torch::Tensor& tokens, kv_cache& cache) const;
 
   struct packed {            // y[M, N] = x[M, K] . W^T: W [N, K] stored as panels [ceil(N/32), K, 32]
     torch::Tensor panels;

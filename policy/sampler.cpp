@@ -85,7 +85,7 @@ const char* finish_reason_name(finish_reason r) {
 // (with `prefix`, if any, as keys shared by every row), else through forward_cached.
 static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logits, std::int64_t max_new,
                         const sampling_params& params, at::Generator& gen, std::vector<sample>& out,
-                        decode_step* fused, kv_cache* prefix) {
+                        const decode_step* fused, kv_cache* prefix) {
   const auto& cfg = model.config();
   const bool greedy = params.temperature <= 0.0;
   const auto G = static_cast<std::int64_t>(out.size());
@@ -176,11 +176,12 @@ result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<
     // Prefill once at batch 1. The fused step keeps the prompt's cache as a prefix shared by
     // the group's rows, which then cache only their own tokens; otherwise the cache is expanded
     // to the group.
-    auto fused = max_new > 1 ? decode_step::make(model) : nullptr;
+    auto fused = max_new > 1 ? model.fused_step() : nullptr;
     auto cache = model.make_cache(1, fused ? P : P + max_new);
     auto ids = torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong)
                    .view({1, P}).to(dev);                                                    // [1, P]
-    auto logits = model.forward_cached_last(ids, cache);                                    // [1, V]
+    auto logits = fused ? fused->prefill(ids.view({P}), cache)                              // [1, V]
+                        : model.forward_cached_last(ids, cache);
     logits = logits.expand({G, cfg.vocab_size});                                             // [G, V]
     if (fused) {
       auto own = model.make_cache(G, max_new);
@@ -236,7 +237,7 @@ result<std::vector<sample>> sample_batch(decoder_impl& model,
         ma[r][off + static_cast<std::int64_t>(k)] = 1;
       }
     }
-    auto fused = max_new > 1 ? decode_step::make(model) : nullptr;
+    auto fused = max_new > 1 ? model.fused_step() : nullptr;
     auto cache = model.make_cache(N, P + max_new);
     auto logits = model.forward_cached_last(ids.to(dev), cache, mask.to(dev));              // [N, V]
     decode_rows(model, cache, logits, max_new, params, gen, out, fused.get(), nullptr);

@@ -2,7 +2,8 @@
 // after a left-padded prefill, for MHA / GQA / MQA, tied and untied heads, q/k/v and o biases,
 // head sizes with and without the vectorised paths (Dh a multiple of 16 or not), row counts
 // across the 8-row GEMM blocks, and a cache that must grow; a prompt prefix shared by the rows
-// equals the prefix expanded to every row; multinomial_one draws what torch::multinomial draws
+// equals the prefix expanded to every row; the one-row prefill equals forward_cached_last;
+// the decoder repacks after a weight update; multinomial_one draws what torch::multinomial draws
 // from the same generator; and the packed GEMM equals matmul.
 #include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
@@ -110,6 +111,45 @@ TEST(DecodeStep, SharedPrefixEqualsExpandedCache) {
       }
     }
   }
+}
+
+TEST(DecodeStep, PrefillEqualsForwardCachedLast) {
+  for (const shape& s : {shape{4, 2, 128, true, false}, shape{4, 1, 96, true, true}, shape{4, 4, 64, false, false}}) {
+    auto m = make_model(s);
+    c10::InferenceMode guard;
+    auto step = decode_step::make(*m);
+    auto ids = torch::randint(0, 300, {1, 29}, torch::kLong);
+    auto a = m->make_cache(1, 4), b = m->make_cache(1, 4);
+    // A first chunk, then a second one over the cached keys; then one decode step.
+    for (auto [from, n] : {std::pair<std::int64_t, std::int64_t>{0, 20}, {20, 9}}) {
+      auto want = m->forward_cached_last(ids.narrow(1, from, n), a);  // [1, V]
+      auto got = step->prefill(ids.narrow(1, from, n).view({n}), b);
+      EXPECT_LT(max_diff(got, want), 1e-4) << "from " << from;
+    }
+    EXPECT_EQ(b.length, 29);
+    EXPECT_TRUE(torch::equal(b.next_pos, a.next_pos));
+    EXPECT_LT(max_diff(b.k[0].narrow(2, 0, 29), a.k[0].narrow(2, 0, 29)), 1e-5);
+    EXPECT_LT(max_diff(b.v[1].narrow(2, 0, 29), a.v[1].narrow(2, 0, 29)), 1e-5);
+    auto next = torch::tensor({7}, torch::kLong);
+    EXPECT_LT(max_diff((*step)(next, b), m->forward_cached(next.view({1, 1}), a).select(1, 0)), 1e-4);
+  }
+}
+
+TEST(DecodeStep, DecoderReusesItUntilAWeightChanges) {
+  auto m = make_model({4, 2, 128, true, false});
+  auto a = m->fused_step(), b = m->fused_step();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a, b) << "packed once";
+  {
+    torch::NoGradGuard no_grad;
+    m->named_parameters()["model.layers.1.mlp.down_proj.weight"].mul_(1.5);  // as an optimizer step
+  }
+  auto c = m->fused_step();
+  EXPECT_NE(c, a) << "repacked after the update";
+  c10::InferenceMode guard;
+  auto ids = torch::randint(0, 300, {1, 9}, torch::kLong);
+  auto x = m->make_cache(1, 16), y = m->make_cache(1, 16);
+  EXPECT_LT(max_diff(c->prefill(ids.view({9}), y), m->forward_cached_last(ids, x)), 1e-4);
 }
 
 TEST(DecodeStep, OutOfRangeTokenThrows) {
