@@ -10,9 +10,10 @@
 #include <limits>
 #include <mutex>
 
-// GCC 12 reports the deliberately undefined operand of _mm512_shuffle_f32x4 (avx512fintrin.h's
-// _mm512_undefined_ps) as maybe-uninitialized.
+// GCC 12 reports the deliberately undefined operands of some AVX-512 intrinsics (avx512fintrin.h's
+// _mm512_undefined_ps / _pd) as uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace leap::policy {
 namespace {
@@ -252,6 +253,126 @@ torch::Tensor f32(const torch::Tensor& t) { return t.detach().to(torch::kFloat).
 
 } // namespace
 
+namespace {
+
+// n outputs of at::mt19937::operator() on the engine state `d`, as that operator would produce
+// them (tempering vectorised; the state regenerated every 624 outputs exactly when it would be).
+__attribute__((target("avx512f"))) void temper_avx512(const std::uint32_t* in, std::uint32_t* out, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i y = _mm512_loadu_si512(in + i);
+    y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 11));
+    y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 7), _mm512_set1_epi32(static_cast<int>(0x9d2c5680u))));
+    y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 15), _mm512_set1_epi32(static_cast<int>(0xefc60000u))));
+    y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 18));
+    _mm512_storeu_si512(out + i, y);
+  }
+  for (; i < n; ++i) {
+    std::uint32_t y = in[i];
+    y ^= (y >> 11);
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= (y >> 18);
+    out[i] = y;
+  }
+}
+
+void temper(const std::uint32_t* in, std::uint32_t* out, std::int64_t n) {
+  if (cpu_has_avx512()) return temper_avx512(in, out, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t y = in[i];
+    y ^= (y >> 11);
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= (y >> 18);
+    out[i] = y;
+  }
+}
+
+// at::mt19937_engine::next_state.
+void mt_next_state(at::mt19937_data_pod& d) {
+  constexpr int n = at::MERSENNE_STATE_N, m = at::MERSENNE_STATE_M;
+  constexpr std::uint32_t matrix_a = at::MATRIX_A, umask = at::UMASK, lmask = at::LMASK;
+  auto twist = [&](std::uint32_t u, std::uint32_t v) {
+    return ((((u & umask) | (v & lmask)) >> 1) ^ ((v & 1u) ? matrix_a : 0u));
+  };
+  std::uint32_t* p = d.state_.data();
+  d.left_ = n;
+  d.next_ = 0;
+  for (int j = n - m + 1; --j; p++) *p = p[m] ^ twist(p[0], p[1]);
+  for (int j = m; --j; p++) *p = p[m - n] ^ twist(p[0], p[1]);
+  *p = p[m - n] ^ twist(p[0], d.state_[0]);
+}
+
+void mt_generate(at::mt19937_data_pod& d, std::uint32_t* out, std::int64_t count) {
+  while (count > 0) {
+    if (d.left_ == 1) {  // this output's decrement reaches 0: the state is regenerated first
+      mt_next_state(d);
+      temper(d.state_.data() + d.next_++, out++, 1);
+      --count;
+      continue;
+    }
+    const auto chunk = std::min<std::int64_t>(count, d.left_ - 1);
+    temper(d.state_.data() + d.next_, out, chunk);
+    d.next_ += static_cast<std::uint32_t>(chunk);
+    d.left_ -= static_cast<int>(chunk);
+    out += chunk;
+    count -= chunk;
+  }
+}
+
+bool cpu_has_avx512dq() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return has;
+}
+
+// Row checks as multinomial's (every entry finite and >= 0) and the first index of the maximum.
+__attribute__((target("avx512f"))) bool scan_row_avx512(const float* row, std::int64_t v, std::int64_t& first) {
+  const __m512 zero = _mm512_setzero_ps(), inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __m512 top = _mm512_set1_ps(-1.0f);
+  __mmask16 bad = 0;
+  std::int64_t i = 0;
+  for (; i + 16 <= v; i += 16) {
+    const __m512 x = _mm512_loadu_ps(row + i);
+    bad |= static_cast<__mmask16>(~(_mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, inf, _CMP_LT_OQ)));
+    top = _mm512_max_ps(top, x);
+  }
+  float best = _mm512_reduce_max_ps(top);
+  bool ok = bad == 0;
+  for (; i < v; ++i) {
+    ok = ok && std::isfinite(row[i]) && row[i] >= 0;
+    best = std::max(best, row[i]);
+  }
+  first = 0;
+  while (first < v && row[first] != best) ++first;
+  return ok && first < v;
+}
+
+// u[i] = uniform_real<double>(0, 1) of the 64-bit draw made of bits[2i] (high) and bits[2i+1].
+__attribute__((target("avx512f,avx512dq"))) void uniform_avx512(const std::uint32_t* bits, double* u, std::int64_t v) {
+  const __m512i mask = _mm512_set1_epi64(static_cast<long long>((std::uint64_t{1} << 53) - 1));
+  const __m512d unit = _mm512_set1_pd(1.0 / static_cast<double>(std::uint64_t{1} << 53));
+  std::int64_t i = 0;
+  for (; i + 8 <= v; i += 8) {
+    const __m512i x = _mm512_ror_epi64(_mm512_loadu_si512(bits + 2 * i), 32);  // (hi << 32) | lo
+    _mm512_storeu_pd(u + i, _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_and_si512(x, mask)), unit));
+  }
+  for (; i < v; ++i) {
+    const std::uint64_t hi = bits[2 * i], lo = bits[2 * i + 1];
+    u[i] = static_cast<double>(((hi << 32) | lo) & ((std::uint64_t{1} << 53) - 1)) * (1.0 / static_cast<double>(std::uint64_t{1} << 53));
+  }
+}
+
+// Bit j of the result: entry i0 + j might beat `best` (p * slack >= best * u, or unordered).
+__attribute__((target("avx512f"))) __mmask8 candidates_avx512(const float* p, const double* u, double best,
+                                                               double slack) {
+  const __m512d lhs = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(p)), _mm512_set1_pd(slack));
+  const __m512d rhs = _mm512_mul_pd(_mm512_loadu_pd(u), _mm512_set1_pd(best));
+  return _mm512_cmp_pd_mask(lhs, rhs, _CMP_NLT_UQ);
+}
+
+} // namespace
+
 torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
   TORCH_CHECK(probs.dim() == 2 && probs.scalar_type() == torch::kFloat && probs.device().is_cpu(),
               "multinomial_one: expected float32 [R, V] on the CPU, got ", probs.sizes());
@@ -262,9 +383,11 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
   auto* op = out.data_ptr<std::int64_t>();
   auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
   std::lock_guard<std::mutex> lock(g->mutex_);
-  // The generator's Mersenne Twister, stepped inline here (random64() is an out-of-line call per
+  // The generator's Mersenne Twister, stepped here in bulk (random64() is an out-of-line call per
   // draw) and stored back after the draws.
   at::mt19937 engine = g->engine();
+  auto state = engine.data();
+  std::vector<std::uint32_t> bits(static_cast<std::size_t>(2 * V));
   std::vector<double> u(static_cast<std::size_t>(V));
   constexpr std::uint64_t mask = (std::uint64_t{1} << 53) - 1;
   constexpr double unit = 1.0 / static_cast<double>(std::uint64_t{1} << 53);
@@ -272,14 +395,19 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
   constexpr double slack = 1.0 + 1e-6;
   // LibTorch's checks (before any draw), and each row's most probable entry: its quotient is the
   // row's first "best".
+  const bool vec = cpu_has_avx512dq();
   std::vector<std::int64_t> firsts(static_cast<std::size_t>(R));
   for (std::int64_t r = 0; r < R; ++r) {
     const float* row = pp + r * V;
     std::int64_t first = 0;
     bool finite = true;
-    for (std::int64_t i = 0; i < V; ++i) {
-      finite = finite && std::isfinite(row[i]) && row[i] >= 0;
-      if (row[i] > row[first]) first = i;
+    if (vec) {
+      finite = scan_row_avx512(row, V, first);
+    } else {
+      for (std::int64_t i = 0; i < V; ++i) {
+        finite = finite && std::isfinite(row[i]) && row[i] >= 0;
+        if (row[i] > row[first]) first = i;
+      }
     }
     TORCH_CHECK(finite, "probability tensor contains either `inf`, `nan` or element < 0");
     TORCH_CHECK(row[first] > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
@@ -289,9 +417,14 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
     const float* row = pp + r * V;
     const std::int64_t first = firsts[static_cast<std::size_t>(r)];
     // uniform_real<double>(0, 1) of random64(): two 32-bit outputs, the first one high.
-    for (auto& x : u) {
-      const std::uint64_t hi = engine(), lo = engine();
-      x = static_cast<double>(((hi << 32) | lo) & mask) * unit;
+    mt_generate(state, bits.data(), 2 * V);
+    if (vec) {
+      uniform_avx512(bits.data(), u.data(), V);
+    } else {
+      for (std::int64_t i = 0; i < V; ++i) {
+        const std::uint64_t hi = bits[static_cast<std::size_t>(2 * i)], lo = bits[static_cast<std::size_t>(2 * i + 1)];
+        u[static_cast<std::size_t>(i)] = static_cast<double>(((hi << 32) | lo) & mask) * unit;
+      }
     }
     auto quotient = [&](std::int64_t i) {                                         // as exponential_ then div
       const auto q = static_cast<float>(-1.0 * std::log(1.0 - u[static_cast<std::size_t>(i)]));
@@ -299,11 +432,8 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
     };
     std::int64_t best_i = first;
     float best = quotient(first);
-    for (std::int64_t i = 0; i < V; ++i) {
-      // q_i <= p_i / u_i: skip when that bound is certainly below the best (never for a NaN
-      // best or a zero u, where the comparison is false).
-      if (static_cast<double>(row[i]) * slack < static_cast<double>(best) * u[static_cast<std::size_t>(i)] || i == first)
-        continue;
+    auto visit = [&](std::int64_t i) {
+      if (i == first) return;
       const float q = quotient(i);
       const bool wins = std::isnan(q) ? (!std::isnan(best) || i < best_i)
                                       : (!std::isnan(best) && (q > best || (q == best && i < best_i)));
@@ -311,9 +441,21 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen) {
         best = q;
         best_i = i;
       }
-    }
+    };
+    // q_i <= p_i / u_i: skip an entry when that bound is certainly below the best (never for a
+    // NaN best or a zero u, where the comparison is false). Blocks test against the best as of
+    // their start, which can only keep more entries; once the best is NaN nothing later wins.
+    std::int64_t i = 0;
+    if (vec)
+      for (; i + 8 <= V; i += 8)
+        for (__mmask8 m = candidates_avx512(row + i, u.data() + i, static_cast<double>(best), slack); m != 0;
+             m = static_cast<__mmask8>(m & (m - 1)))
+          visit(i + __builtin_ctz(m));
+    for (; i < V; ++i)
+      if (!(static_cast<double>(row[i]) * slack < static_cast<double>(best) * u[static_cast<std::size_t>(i)])) visit(i);
     op[r] = best_i;
   }
+  engine.set_data(state);
   g->set_engine(engine);
   return out;
 }
