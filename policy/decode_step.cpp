@@ -489,9 +489,12 @@ void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_
 }
 
 std::unique_ptr<decode_step> decode_step::make(const decoder_impl& model) {
+  std::int64_t count = 0;
   for (const auto& p : model.parameters()) {
     if (p.scalar_type() != torch::kFloat || !p.device().is_cpu()) return nullptr;
+    count += p.numel();
   }
+  if (count > max_parameters) return nullptr;
   torch::NoGradGuard no_grad;
   std::unique_ptr<decode_step> s(new decode_step());
   s->cfg_ = model.config();

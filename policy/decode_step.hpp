@@ -30,8 +30,10 @@ namespace leap::policy {
 class decode_step {
 public:
   // Packs `model`'s weights. Null when the fused step does not apply (parameters not float32 on
-  // the CPU): the caller then uses forward_cached.
+  // the CPU, or more than max_parameters of them: the packed copy doubles the weights' memory,
+  // and at such sizes LibTorch's GEMMs are efficient anyway): the caller then uses forward_cached.
   static std::unique_ptr<decode_step> make(const decoder_impl& model);
+  static constexpr std::int64_t max_parameters = 64'000'000;  // 256 MB of float32
 
   // tokens [R] int64 on the CPU, one per cache row; `cache` (R rows, float32) grows by one
   // position. Returns the logits [R, V] float32 of the new tokens. Throws c10::Error (as the
