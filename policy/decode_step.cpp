@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -20,8 +21,15 @@ namespace {
 
 constexpr std::int64_t panel_width = 32;  // two AVX-512 vectors of float
 
+// LEAP_DECODE_PORTABLE=1 in the environment forces the portable loops (to test them on a machine
+// with AVX-512).
+bool portable_forced() {
+  static const bool forced = std::getenv("LEAP_DECODE_PORTABLE") != nullptr;
+  return forced;
+}
+
 bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
+  static const bool has = __builtin_cpu_supports("avx512f") && !portable_forced();
   return has;
 }
 
@@ -322,7 +330,7 @@ void mt_generate(at::mt19937_data_pod& d, std::uint32_t* out, std::int64_t count
 }
 
 bool cpu_has_avx512dq() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512dq");
   return has;
 }
 

@@ -31,3 +31,7 @@ add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test
 target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
 target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_golden DISCOVERY_TIMEOUT 60)
+# The fused decode step's portable loops (used on CPUs without AVX-512), forced on this machine.
+add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
+add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)
+set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1)
