@@ -118,7 +118,7 @@ public:
 
   // The fused decoding step for these weights (decode_step.hpp), packed on first use and reused
   // until a parameter changes (tracked by data pointer and version counter); null when it does
-  // not apply (not float32 on the CPU). Thread-safe.
+  // not apply (not float32 on the CPU, or too large: decode_step::make). Thread-safe.
   std::shared_ptr<const decode_step> fused_step() const;
 
   const model_config& config() const { return cfg_; }
