@@ -136,14 +136,14 @@ __attribute__((target("avx512f"))) void scores_avx512(const float* const* q, flo
   for (; t + 16 <= s; t += 16)
     for (int j = 0; j < nq; ++j) {
       __m512 qv[NC];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int c = 0; c < NC; ++c) qv[c] = _mm512_loadu_ps(q[j] + c * 16);
       __m512 acc[16];
 #pragma GCC unroll 16
       for (int u = 0; u < 16; ++u) {
         const float* k = keys + (t + u) * dh;
         acc[u] = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int c = 1; c < NC; ++c) acc[u] = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + c * 16), acc[u]);
       }
       _mm512_storeu_ps(out[j] + t, _mm512_mul_ps(sum16(acc), sv));
@@ -205,6 +205,8 @@ void group_scores(const float* const* q, float* const* out, int nq, const float*
     scores_avx512<3>(q, out, nq, keys, s, scale);
   } else if (vec && dh == 64) {
     scores_avx512<4>(q, out, nq, keys, s, scale);
+  } else if (vec && dh == 128) {
+    scores_avx512<8>(q, out, nq, keys, s, scale);
   } else {
     for (int j = 0; j < nq; ++j)
       for (std::int64_t t = 0; t < s; ++t) {
@@ -227,6 +229,7 @@ void group_values(const float* const* p, float* const* out, int nq, const float*
   if (vec && dh == 32) return values_avx512<2>(p, out, nq, vals, s, accumulate);
   if (vec && dh == 48) return values_avx512<3>(p, out, nq, vals, s, accumulate);
   if (vec && dh == 64) return values_avx512<4>(p, out, nq, vals, s, accumulate);
+  if (vec && dh == 128) return values_avx512<8>(p, out, nq, vals, s, accumulate);
   for (int j = 0; j < nq; ++j) {
     float* o = out[j];
     if (!accumulate) std::fill(o, o + dh, 0.0f);

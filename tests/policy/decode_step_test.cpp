@@ -49,10 +49,10 @@ float max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).
 } // namespace
 
 TEST(DecodeStep, EqualsForwardCached) {
-  // Dh = 32, 16, 64 (MHA) take the AVX-512 attention loops where the CPU has them; Dh = 24 the
-  // portable ones.
+  // Dh = 32, 16, 64 (MHA), 128 take the AVX-512 attention loops where the CPU has them; Dh = 24
+  // the portable ones.
   for (const shape& s : {shape{4, 2, 128, true, false}, shape{4, 4, 64, false, false}, shape{4, 1, 96, true, true},
-                         shape{2, 2, 128, false, true}, shape{6, 3, 192, true, false}}) {
+                         shape{2, 2, 128, false, true}, shape{6, 3, 192, true, false}, shape{2, 1, 256, true, false}}) {
     auto m = make_model(s);
     c10::InferenceMode guard;
     auto step = decode_step::make(*m);
@@ -78,7 +78,7 @@ TEST(DecodeStep, EqualsForwardCached) {
       EXPECT_EQ(b.length, a.length);
       EXPECT_TRUE(torch::equal(b.next_pos, a.next_pos));
       EXPECT_TRUE(torch::equal(b.key_valid, a.key_valid));
-      EXPECT_LT(max_diff(b.k[1].narrow(2, 0, b.length), a.k[1].narrow(2, 0, a.length)), 1e-5);
+      EXPECT_LT(max_diff(b.k[1].narrow(2, 0, b.length), a.k[1].narrow(2, 0, a.length)), 1e-4);
     }
   }
 }
@@ -128,8 +128,8 @@ TEST(DecodeStep, PrefillEqualsForwardCachedLast) {
     }
     EXPECT_EQ(b.length, 29);
     EXPECT_TRUE(torch::equal(b.next_pos, a.next_pos));
-    EXPECT_LT(max_diff(b.k[0].narrow(2, 0, 29), a.k[0].narrow(2, 0, 29)), 1e-5);
-    EXPECT_LT(max_diff(b.v[1].narrow(2, 0, 29), a.v[1].narrow(2, 0, 29)), 1e-5);
+    EXPECT_LT(max_diff(b.k[0].narrow(2, 0, 29), a.k[0].narrow(2, 0, 29)), 1e-4);
+    EXPECT_LT(max_diff(b.v[1].narrow(2, 0, 29), a.v[1].narrow(2, 0, 29)), 1e-4);
     auto next = torch::tensor({7}, torch::kLong);
     EXPECT_LT(max_diff((*step)(next, b), m->forward_cached(next.view({1, 1}), a).select(1, 0)), 1e-4);
   }
