@@ -1,15 +1,16 @@
 // decode_step: the sampler's one-token decoding step (every row appends one real token to its KV
 // cache) for a float32 decoder on the CPU, as one pass of hand-written loops over weights packed
-// once per sampling call: fused QKV and gate/up projections, weights transposed into 32-column
-// panels so that a small-M GEMM streams them once (AVX-512 when the CPU has it, portable loops
-// otherwise), RoPE, cache writes and attention in place, residual adds fused into the output
+// once per weight version (decoder_impl::fused_step): fused QKV and gate/up projections, weights transposed into 32-column
+// panels so that a small-M GEMM streams them once (AVX-512; the portable loops exist for tests),
+// RoPE, cache writes and attention in place, residual adds fused into the output
 // projections. It exists because at decode shapes (M = a few rows) LibTorch's per-op dispatch
 // and OpenBLAS's per-call weight packing and thread hand-offs cost several times the arithmetic
 // (bench_sampling; see the decode-speed notes in the commit history).
 //
 // Same result as decoder_impl::forward_cached(tokens.view({R, 1}), cache).select(1, 0) up to
 // float32 rounding of reordered sums (tests/policy/decode_golden_test.cpp holds it to the
-// recorded outputs). Softmax, SiLU and everything else transcendental still run as LibTorch ops.
+// recorded outputs). Softmax and SiLU in the step still run as LibTorch ops. Also here: the
+// group prefill (prefill) and multinomial_one, the sampler's exact stand-in for multinomial.
 //
 // Threads: make() only reads the model. A decode_step is immutable once made, so several threads
 // may run it at once (each with its own caches). It holds a copy of the weights: the decoder
@@ -31,7 +32,9 @@ class decode_step {
 public:
   // Packs `model`'s weights. Null when the fused step does not apply (parameters not float32 on
   // the CPU, or more than max_parameters of them: the packed copy doubles the weights' memory,
-  // and at such sizes LibTorch's GEMMs are efficient anyway): the caller then uses forward_cached.
+  // and at such sizes LibTorch's GEMMs are efficient anyway; or a CPU without AVX-512, where the
+  // portable loops lose to LibTorch, unless LEAP_DECODE_PORTABLE=1 forces them for testing):
+  // the caller then uses forward_cached.
   static std::unique_ptr<decode_step> make(const decoder_impl& model);
   static constexpr std::int64_t max_parameters = 64'000'000;  // 256 MB of float32
 
