@@ -1,12 +1,14 @@
 // Batched GRPO-group sampling throughput for the quickstart decoder (configs/quickstart.toml:
 // d_model 192, 3 layers, 6 heads, 3 KV heads, d_ff 512, vocab 2048: ~1.6M parameters), prompt 300
 // tokens, group size 8:
-//   BM_sample_group_cached   - sample_group (prefill once, KV cache expanded to the group)
+//   BM_sample_group_cached   - sample_group (prefill once; float32 on the CPU: the fused
+//                              decode_step over the prompt's cache shared by the group's rows)
 //   BM_sample_group_nocache  - same sampling but a full forward over the whole sequence per token
 // Counter tokens_per_s = generated tokens (G x new tokens) per second. Random weights, no eos, so
 // every sample runs to max_new_tokens. Compare the two in one run; no timed assertions.
-// G:1 and G:32 show how decode cost is per call more than per row (OpenBLAS packs the weights on
-// every small-M GEMM), so batching several groups per forward raises throughput.
+// G:1 and G:32 show how much of a call is per step rather than per row (the prompt prefill, the
+// weights streamed once per step for all rows), so batching several groups per forward raises
+// throughput.
 #include "bench/quickstart_model.hpp"
 #include "common/allocator.hpp"
 #include "policy/decoder.hpp"

@@ -1,6 +1,8 @@
 // The Llama-style decoder: see decoder.hpp.
 #include "policy/decoder.hpp"
 
+#include "policy/decode_step.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -157,6 +159,20 @@ void decoder_impl::init_weights(double std) {
   }
 }
 
+std::shared_ptr<const decode_step> decoder_impl::fused_step() const {
+  std::vector<std::pair<const void*, std::uint32_t>> key;
+  for (const auto& p : parameters()) {
+    if (p.is_inference()) return decode_step::make(*this);  // no version counter: no reuse
+    key.emplace_back(p.data_ptr(), p._version());
+  }
+  std::lock_guard<std::mutex> lock(fused_mutex_);
+  if (!fused_ || key != fused_key_) {
+    fused_ = decode_step::make(*this);
+    fused_key_ = std::move(key);
+  }
+  return fused_;
+}
+
 torch::Tensor decoder_impl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
   return project(run(input_ids, attention_mask, nullptr));
 }
@@ -172,6 +188,12 @@ torch::Tensor decoder_impl::project(const torch::Tensor& h) {
 torch::Tensor decoder_impl::forward_cached(const torch::Tensor& input_ids, kv_cache& cache,
                                            const torch::Tensor& attention_mask) {
   return project(run(input_ids, attention_mask, &cache));
+}
+
+torch::Tensor decoder_impl::forward_cached_last(const torch::Tensor& input_ids, kv_cache& cache,
+                                                const torch::Tensor& attention_mask) {
+  auto h = run(input_ids, attention_mask, &cache);                                          // [B, T, D]
+  return project(h.select(1, h.size(1) - 1));                                               // [B, V]
 }
 
 torch::Tensor decoder_impl::run(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,

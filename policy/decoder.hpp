@@ -15,9 +15,14 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace leap::policy {
+
+class decode_step;
 
 // y = weight * x / sqrt(mean(x^2) + eps), computed in float32 (as HF LlamaRMSNorm).
 class rms_norm_impl : public torch::nn::Module {
@@ -99,6 +104,10 @@ public:
   // [B, T] marks pads among the new tokens (left-padded prompts); undefined = all real.
   torch::Tensor forward_cached(const torch::Tensor& input_ids, kv_cache& cache,
                                const torch::Tensor& attention_mask = {});
+  // forward_cached that returns only the last position's logits [B, V], for sampling: the
+  // vocabulary projection of a prefill's other positions is a large share of its work.
+  torch::Tensor forward_cached_last(const torch::Tensor& input_ids, kv_cache& cache,
+                                    const torch::Tensor& attention_mask = {});
 
   // An empty cache for `batch` rows with room for `capacity` positions (it grows if exceeded),
   // with K/V in the parameters' dtype and device.
@@ -106,6 +115,11 @@ public:
 
   // Normal(0, std) for linear and embedding weights, zero biases, ones for norms (HF init).
   void init_weights(double std = 0.02);
+
+  // The fused decoding step for these weights (decode_step.hpp), packed on first use and reused
+  // until a parameter changes (tracked by data pointer and version counter); null when it does
+  // not apply (not float32 on the CPU, or too large: decode_step::make). Thread-safe.
+  std::shared_ptr<const decode_step> fused_step() const;
 
   const model_config& config() const { return cfg_; }
   torch::Device device() const;
@@ -117,6 +131,9 @@ private:
   // The final hidden states [B, T, D]; forward and forward_cached project them.
   torch::Tensor run(const torch::Tensor& input_ids, const torch::Tensor& attention_mask, kv_cache* cache);
   model_config cfg_;
+  mutable std::mutex fused_mutex_;
+  mutable std::shared_ptr<const decode_step> fused_;
+  mutable std::vector<std::pair<const void*, std::uint32_t>> fused_key_;  // per parameter: data, version
 };
 TORCH_MODULE_IMPL(decoder, decoder_impl);
 

@@ -4,6 +4,7 @@ add_library(leap_model STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/safetensors.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/tensor_file.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decoder.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_step.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/sampler.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_verify.cpp)

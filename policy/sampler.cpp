@@ -1,6 +1,7 @@
 // Batched group sampling with a KV cache: see sampler.hpp.
 #include "policy/sampler.hpp"
 
+#include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 
 #include <torch/torch.h>
@@ -62,6 +63,14 @@ std::size_t find_stop(const std::string& text, const std::vector<std::string>& s
 
 } // namespace
 
+// torch::multinomial(probs, 1, false, gen) [R, 1]; on the CPU in float32 the same draws without
+// most of their logarithms (decode_step.hpp).
+static torch::Tensor draw(const torch::Tensor& probs, at::Generator& gen) {
+  if (probs.device().is_cpu() && probs.scalar_type() == torch::kFloat && probs.dim() == 2)
+    return multinomial_one(probs, gen);
+  return torch::multinomial(probs, 1, false, gen);
+}
+
 const char* finish_reason_name(finish_reason r) {
   switch (r) {
     case finish_reason::eos: return "eos";
@@ -72,9 +81,11 @@ const char* finish_reason_name(finish_reason r) {
 }
 
 // Samples until every row finished or max_new tokens: rows of `cache` and `logits` [R, V] map
-// to out[0..R). Finished rows are dropped from the batch.
+// to out[0..R). Finished rows are dropped from the batch. Steps run through `fused` when given
+// (with `prefix`, if any, as keys shared by every row), else through forward_cached.
 static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logits, std::int64_t max_new,
-                        const sampling_params& params, at::Generator& gen, std::vector<sample>& out) {
+                        const sampling_params& params, at::Generator& gen, std::vector<sample>& out,
+                        const decode_step* fused, kv_cache* prefix) {
   const auto& cfg = model.config();
   const bool greedy = params.temperature <= 0.0;
   const auto G = static_cast<std::int64_t>(out.size());
@@ -94,10 +105,10 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
         auto [sorted, order] = torch::sort(probs, /*stable=*/true, -1, /*descending=*/true);  // [R, V]
         // Keep a token while the mass before it is below top_p (the first is always kept).
         auto drop = (sorted.cumsum(-1) - sorted) >= params.top_p;
-        auto pick = torch::multinomial(sorted.masked_fill(drop, 0.0), 1, false, gen);        // [R, 1]
+        auto pick = draw(sorted.masked_fill(drop, 0.0), gen);                                 // [R, 1]
         next = order.gather(1, pick).squeeze(1);
       } else {
-        next = torch::multinomial(probs, 1, false, gen).squeeze(1);
+        next = draw(probs, gen).squeeze(1);
       }
     }
     auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
@@ -143,7 +154,8 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       active = std::move(keep_active);
     }
     if (step + 1 < max_new) {
-      logits = model.forward_cached(next.view({-1, 1}), cache).select(1, 0);               // [R, V]
+      logits = fused ? (*fused)(next, cache, prefix)                                       // [R, V]
+                     : model.forward_cached(next.view({-1, 1}), cache).select(1, 0);
     }
   }
 }
@@ -161,14 +173,24 @@ result<std::vector<sample>> sample_group(decoder_impl& model, const std::vector<
     const auto dev = model.device();
     auto gen = seeded_generator(dev, params.seed);
 
-    // Prefill once at batch 1, then expand the cache to the group.
-    auto cache = model.make_cache(1, P + max_new);
+    // Prefill once at batch 1. The fused step keeps the prompt's cache as a prefix shared by
+    // the group's rows, which then cache only their own tokens; otherwise the cache is expanded
+    // to the group.
+    auto fused = max_new > 1 ? model.fused_step() : nullptr;
+    auto cache = model.make_cache(1, fused ? P : P + max_new);
     auto ids = torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kLong)
                    .view({1, P}).to(dev);                                                    // [1, P]
-    auto logits = model.forward_cached(ids, cache).select(1, P - 1);                         // [1, V]
-    cache.select_rows(torch::zeros({G}, torch::kLong));
+    auto logits = fused ? fused->prefill(ids.view({P}), cache)                              // [1, V]
+                        : model.forward_cached_last(ids, cache);
     logits = logits.expand({G, cfg.vocab_size});                                             // [G, V]
-    decode_rows(model, cache, logits, max_new, params, gen, out);
+    if (fused) {
+      auto own = model.make_cache(G, max_new);
+      own.next_pos = cache.next_pos.expand({G}).clone();
+      decode_rows(model, own, logits, max_new, params, gen, out, fused.get(), &cache);
+    } else {
+      cache.select_rows(torch::zeros({G}, torch::kLong));
+      decode_rows(model, cache, logits, max_new, params, gen, out, nullptr, nullptr);
+    }
   } catch (const c10::Error& e) {
     return make_error(std::string("sample_group: ") + e.what_without_backtrace());
   }
@@ -215,9 +237,10 @@ result<std::vector<sample>> sample_batch(decoder_impl& model,
         ma[r][off + static_cast<std::int64_t>(k)] = 1;
       }
     }
+    auto fused = max_new > 1 ? model.fused_step() : nullptr;
     auto cache = model.make_cache(N, P + max_new);
-    auto logits = model.forward_cached(ids.to(dev), cache, mask.to(dev)).select(1, P - 1);  // [N, V]
-    decode_rows(model, cache, logits, max_new, params, gen, out);
+    auto logits = model.forward_cached_last(ids.to(dev), cache, mask.to(dev));              // [N, V]
+    decode_rows(model, cache, logits, max_new, params, gen, out, fused.get(), nullptr);
   } catch (const c10::Error& e) {
     return make_error(std::string("sample_batch: ") + e.what_without_backtrace());
   }

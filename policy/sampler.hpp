@@ -1,5 +1,7 @@
 // sampler: batched sampling of one GRPO group (one prompt x G completions) from the decoder with
-// a KV cache: the prompt is prefilled once and the cache expanded to G rows. Temperature, top-p,
+// a KV cache: the prompt is prefilled once and its cache shared by the G rows (float32 CPU
+// models, through the fused decode_step.hpp; elsewhere the cache is expanded to G rows and
+// stepped with forward_cached). Temperature, top-p,
 // max new tokens, stop token ids and stop strings; deterministic for a given seed (on a given
 // device and LibTorch build). Called by the generator actors. LibTorch-free header.
 //

@@ -1,10 +1,11 @@
 # Tests of leap_model: config, safetensors, decoder (cached vs full, padding, overfit), sampler,
-# checkpoints. Tiny models only, so the whole binary runs in seconds.
+# the fused decoding step, checkpoints. Tiny models only, so the whole binary runs in seconds.
 add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/model_config_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_sampler_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_step_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
@@ -23,3 +24,14 @@ add_executable(test_policy_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_readers_test.cp
 target_link_libraries(test_policy_fuzz PRIVATE leap_model leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_fuzz PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_fuzz DISCOVERY_TIMEOUT 60)
+
+# Golden outputs of decoding (greedy tokens, seeded samples, logits) for the quickstart model:
+# decode-speed work must not change what is computed. Data in tests/policy/data/.
+add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test.cpp)
+target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
+target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+gtest_discover_tests(test_policy_golden DISCOVERY_TIMEOUT 60)
+# The fused decode step's portable loops (used on CPUs without AVX-512), forced on this machine.
+add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
+add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)
+set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1)
