@@ -8,6 +8,7 @@
 
 #include "env/backend.hpp"
 #include "env/build_cache.hpp"
+#include "env/compile_stages.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
 #include "env/toolchain.hpp"
@@ -63,7 +64,26 @@ struct build_result {
   bool cached = false;
   std::string key;          // content address
   std::string stage;        // which step failed: "guards", "nvcc", "rewrite", "g++", "link"
+  // Wall seconds per stage of this build (env/compile_stages.hpp), adding up to `seconds`; also
+  // filled up to the failing step of a failed build. Empty on a cache hit (nothing compiled) and
+  // when no compiler ran (guards, setup).
+  compile_stage_seconds stages;
 };
+
+// The CPU backend's child-process command lines, run in a build directory that holds
+// <display_name> (the source plus its signature check), glue.cpp and, after the in-process
+// rewrite, solution_emu.cpp. The compiler runs them in this order (nvcc, rewrite, emu_build,
+// glue, link); bench/compile_bench.cpp times alternatives to them. Pure; any thread.
+struct cpu_build_commands {
+  std::vector<std::string> nvcc;      // the syntax truth for compile_error: nvcc -cubin
+  std::vector<std::string> emu_build; // g++ -c solution_emu.cpp against the shim headers
+  std::vector<std::string> glue;      // g++ -c glue.cpp
+  std::vector<std::string> link;      // the worker executable
+};
+cpu_build_commands cpu_build_command_lines(const toolchain& tc, const compiler_options& opts,
+                                           const std::string& display_name);
+// Where nvcc writes its --time table in the build directory (env/compile_stages.hpp).
+inline constexpr const char* nvcc_time_table_name = "nvcc_time.csv";
 
 class compiler {
 public:
