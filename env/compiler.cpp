@@ -53,6 +53,13 @@ bool parse_build_status(const std::string& s, build_status& out) {
   return false;
 }
 
+// Added to compiler.nvcc_flags for the CPU backend's nvcc -cubin, whose cubin is thrown away:
+// device code unoptimised (cicc and ptxas at -O0; ptxas still runs). Less CPU for that step
+// (bench/compile_bench.cpp: device_O3 is the pipeline without them) with the same accept/reject
+// and the same diagnostics on every bundled reference and candidate, the adversarial suite and
+// the corpus. The CUDA backend builds with compiler.nvcc_flags alone.
+const std::vector<std::string> cpu_syntax_check_flags{"-Xcicc", "-O0", "-Xptxas", "-O0"};
+
 struct step {
   std::string stage;
   build_status fail_status;
@@ -105,6 +112,8 @@ std::string compiler::cache_key(const task_spec& task, const build_request& req)
   h.field("leap-build-v1").field(to_string(req.backend)).field(req.reference ? "ref" : "cand");
   h.field(req.source).field(render_signature(ps)).field(opts_.arch);
   h.field(join(opts_.nvcc_flags, " ")).field(join(opts_.emu_flags, " "));
+  if (req.backend == backend::cpu)
+    h.field(join(cpu_syntax_check_flags, " "));
   h.field(tc_.nvcc_version).field(tc_.host_cxx_version).field(tc_.resources_digest);
   h.field(join(tc_.link_flags, " "));
   h.field(join(task.allowed_libraries, ","));
@@ -236,10 +245,12 @@ namespace {
 
 std::vector<std::string> nvcc_command(const toolchain& tc, const compiler_options& opts,
                                       const std::string& mode, const std::string& out,
-                                      const std::string& display_name) {
+                                      const std::string& display_name,
+                                      const std::vector<std::string>& extra = {}) {
   std::vector<std::string> argv{tc.nvcc, mode, "-arch=" + opts.arch};
   for (auto& f : opts.nvcc_flags)
     argv.push_back(f);
+  argv.insert(argv.end(), extra.begin(), extra.end());
   // --time: nvcc's own seconds per phase, to split its wall time into stages (not a cache-key
   // input: it changes no output).
   argv.insert(argv.end(), {"--time", nvcc_time_table_name, "-o", out, display_name});
@@ -255,8 +266,9 @@ std::vector<std::string> glue_command(const toolchain& tc) {
 cpu_build_commands cpu_build_command_lines(const toolchain& tc, const compiler_options& opts,
                                            const std::string& display_name) {
   cpu_build_commands c;
-  // nvcc's front end checks host and device code: the truth for compile_error.
-  c.nvcc = nvcc_command(tc, opts, "-cubin", "solution.cubin", display_name);
+  // nvcc's front end checks host and device code: the truth for compile_error; ptxas still runs,
+  // so its errors (e.g. too much static shared memory) stay in the truth.
+  c.nvcc = nvcc_command(tc, opts, "-cubin", "solution.cubin", display_name, cpu_syntax_check_flags);
   c.emu_build = {tc.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection"};
   // The precompiled shim headers, when built for these flags: g++ takes the matching one from
   // <pch>/cuda_runtime.h.gch/ and otherwise reads the header from the include dir below.
