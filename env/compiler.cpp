@@ -286,13 +286,53 @@ cpu_build_commands cpu_build_command_lines(const toolchain& tc, const compiler_o
   return c;
 }
 
+namespace {
+
+// The task's glue object, compiled once and reused by every build of the task (its source
+// depends on the task's signature alone): <cache_dir>/glue/<key>.o with <key>.sha256 beside it.
+// An object whose checksum does not match is compiled again, never linked; publishing is best
+// effort (temporary file + rename), a failure only costs the next build a glue compile.
+step glue_step(const toolchain& tc, const std::string& cache_dir, const std::string& glue_source,
+               const std::string& dir, std::vector<step>& after) {
+  step compile{"glue", build_status::internal_error, glue_command(tc), {}, compile_stage::glue, ""};
+  if (cache_dir.empty())
+    return compile;
+  sha256 k;
+  k.field("leap-glue-v1").field(glue_source).field(join(glue_command(tc), " "));
+  k.field(tc.host_cxx_version);
+  auto base = cache_dir + "/glue/" + k.hex_digest();
+  auto object = read_file(base + ".o");
+  auto sum = read_file(base + ".sha256");
+  if (object && sum && sha256_hex(*object) == *sum) {
+    auto bytes = std::make_shared<std::string>(std::move(*object));
+    return {"glue", build_status::internal_error, {},
+            [dir, bytes]() -> result<void> { return write_file_atomic(dir + "/glue.o", *bytes); },
+            compile_stage::glue, ""};
+  }
+  after.push_back({"glue", build_status::internal_error, {},
+                   [dir, base]() -> result<void> {
+                     auto built = read_file(dir + "/glue.o");
+                     std::error_code ec;
+                     fs::create_directories(fs::path(base).parent_path(), ec);
+                     if (built && write_file_atomic(base + ".o", *built))
+                       (void)write_file_atomic(base + ".sha256", sha256_hex(*built));
+                     return {};
+                   },
+                   compile_stage::glue, ""});
+  return compile;
+}
+
+} // namespace
+
 void compiler::prepare_steps(const handle& h) {
-  step glue{"glue", build_status::internal_error, glue_command(tc_), {}, compile_stage::glue, ""};
+  std::vector<step> publish_glue;
+  step glue = glue_step(tc_, opts_.cache_dir, make_glue_source(h->task), h->dir, publish_glue);
   if (h->req.backend == backend::cuda) {
     h->steps.push_back({"nvcc", build_status::compile_error,
                         nvcc_command(tc_, opts_, "-c", "solution.o", h->display_name), {},
                         compile_stage::front_end, nvcc_time_table_name});
     h->steps.push_back(glue);
+    h->steps.insert(h->steps.end(), publish_glue.begin(), publish_glue.end());
     h->steps.push_back({"link", build_status::compile_error,
                         {tc_.nvcc, "-arch=" + opts_.arch, "-o", "worker", "solution.o", "glue.o",
                          tc_.harness_cuda_lib},
@@ -320,6 +360,7 @@ void compiler::prepare_steps(const handle& h) {
     h->steps.push_back({"g++", build_status::emulation_unsupported, cmd.emu_build, {},
                         compile_stage::host_build, ""});
     h->steps.push_back(glue);
+    h->steps.insert(h->steps.end(), publish_glue.begin(), publish_glue.end());
     h->steps.push_back({"link", build_status::compile_error, cmd.link, {}, compile_stage::link, ""});
   }
 }
