@@ -1,7 +1,9 @@
 // Builds a candidate (or a task's reference) into a runnable worker executable: static guards,
 // the real nvcc (the truth for compile_error), for the CPU backend the rewrite + g++ build
 // against the CUDA-on-CPU runtime, and the link with the harness. Content-addressed on-disk
-// cache keyed by source, task signature, flags, compiler versions and runtime digest.
+// cache keyed by source, task signature, flags, compiler versions and runtime digest; the task's
+// glue object is compiled once per task and kept beside it (<cache_dir>/glue/, checksummed).
+// Each build reports its wall seconds per stage (env/compile_stages.hpp).
 // start() may be called from any thread; steps run as child processes on the process_runner
 // and `done` is called once on the runner's thread. Holds no CAF: actors/compiler_pool wraps it.
 #pragma once
@@ -22,7 +24,8 @@
 namespace leap::env {
 
 struct compiler_options {
-  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/ (env/build_cache.hpp)
+  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/ (env/build_cache.hpp),
+                          // glue objects in <cache_dir>/glue/
   std::uint64_t cache_max_bytes = 4096ull << 20;  // the build cache's bound; 0 = unbounded
   double cache_keep_recent_seconds = 600;         // builds used this recently are never evicted
   std::string work_dir;   // temporary directories are created here
