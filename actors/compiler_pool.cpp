@@ -11,6 +11,7 @@ msg::compile_reply compile_reply_of(std::uint64_t id, const env::build_result& r
   rep.diagnostics = r.diagnostics;
   rep.stage = r.stage;
   rep.seconds = r.seconds;
+  rep.stages = r.stages;
   rep.cached = r.cached;
   rep.key = r.key;
   return rep;

@@ -271,6 +271,7 @@ struct service_state {
         if (it == checks.end())
           return;
         r.v.compile_seconds = it->second.cand->seconds;
+        r.v.compile_stages = it->second.cand->stages;
         r.v.cached = it->second.cand->cached;
         check_answered(id, std::move(r.v));
       },
@@ -439,6 +440,7 @@ struct service_state {
       return drop(id, a, std::string("the build gave no verdict (") + env::to_string(r.status)
                            + "): " + r.diagnostics);
     v->compile_seconds = r.seconds;
+    v->compile_stages = r.stages;
     v->cached = r.cached;
     judged(id, a, std::move(*v));
   }

@@ -10,6 +10,7 @@ std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, cons
   v.task = task.name;
   v.backend = backend;
   v.compile_seconds = c.seconds;
+  v.compile_stages = c.stages;
   v.cached = c.cached;
   v.diagnostics = c.diagnostics;
   v.reason = c.stage;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,11 +53,20 @@ bool parse_build_status(const std::string& s, build_status& out) {
   return false;
 }
 
+// Added to compiler.nvcc_flags for the CPU backend's nvcc -cubin, whose cubin is thrown away:
+// device code unoptimised (cicc and ptxas at -O0; ptxas still runs). Less CPU for that step
+// (bench/compile_bench.cpp: device_O3 is the pipeline without them) with the same accept/reject
+// and the same diagnostics on every bundled reference and candidate, the adversarial suite and
+// the corpus. The CUDA backend builds with compiler.nvcc_flags alone.
+const std::vector<std::string> cpu_syntax_check_flags{"-Xcicc", "-O0", "-Xptxas", "-O0"};
+
 struct step {
   std::string stage;
   build_status fail_status;
   std::vector<std::string> argv;          // a child process, or
   std::function<result<void>()> in_process; // an in-process step
+  compile_stage timing = compile_stage::other; // where its wall seconds count
+  std::string nvcc_time_table;            // nvcc's --time output (relative to the build dir)
 };
 
 } // namespace
@@ -69,6 +79,7 @@ struct compiler::job {
   std::vector<step> steps;
   std::size_t next = 0;
   std::chrono::steady_clock::time_point t0;
+  compile_stage_seconds stages;  // filled as the steps finish (on the runner's thread)
   std::mutex mtx;
   process_runner::handle current;
   std::optional<build_cache::key_lock> lock; // held from the lookup to the publish
@@ -101,6 +112,8 @@ std::string compiler::cache_key(const task_spec& task, const build_request& req)
   h.field("leap-build-v1").field(to_string(req.backend)).field(req.reference ? "ref" : "cand");
   h.field(req.source).field(render_signature(ps)).field(opts_.arch);
   h.field(join(opts_.nvcc_flags, " ")).field(join(opts_.emu_flags, " "));
+  if (req.backend == backend::cpu)
+    h.field(join(cpu_syntax_check_flags, " "));
   h.field(tc_.nvcc_version).field(tc_.host_cxx_version).field(tc_.resources_digest);
   h.field(join(tc_.link_flags, " "));
   h.field(join(task.allowed_libraries, ","));
@@ -228,26 +241,106 @@ void compiler::begin(const handle& h) {
   next_step(h);
 }
 
+namespace {
+
+std::vector<std::string> nvcc_command(const toolchain& tc, const compiler_options& opts,
+                                      const std::string& mode, const std::string& out,
+                                      const std::string& display_name,
+                                      const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv{tc.nvcc, mode, "-arch=" + opts.arch};
+  for (auto& f : opts.nvcc_flags)
+    argv.push_back(f);
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  // --time: nvcc's own seconds per phase, to split its wall time into stages (not a cache-key
+  // input: it changes no output).
+  argv.insert(argv.end(), {"--time", nvcc_time_table_name, "-o", out, display_name});
+  return argv;
+}
+
+std::vector<std::string> glue_command(const toolchain& tc) {
+  return {tc.host_cxx, "-c", "-O2", "-std=c++17", "-o", "glue.o", "glue.cpp"};
+}
+
+} // namespace
+
+cpu_build_commands cpu_build_command_lines(const toolchain& tc, const compiler_options& opts,
+                                           const std::string& display_name) {
+  cpu_build_commands c;
+  // nvcc's front end checks host and device code: the truth for compile_error; ptxas still runs,
+  // so its errors (e.g. too much static shared memory) stay in the truth.
+  c.nvcc = nvcc_command(tc, opts, "-cubin", "solution.cubin", display_name, cpu_syntax_check_flags);
+  c.emu_build = {tc.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection"};
+  // The precompiled shim headers, when built for these flags: g++ takes the matching one from
+  // <pch>/cuda_runtime.h.gch/ and otherwise reads the header from the include dir below.
+  if (!tc.emu_pch_dir.empty() && join(opts.emu_flags, " ") == tc.emu_pch_flags)
+    c.emu_build.push_back("-I" + tc.emu_pch_dir);
+  c.emu_build.push_back("-I" + tc.emu_include_dir);
+  for (auto& f : opts.emu_flags)
+    c.emu_build.push_back(f);
+  c.emu_build.insert(c.emu_build.end(), {"-o", "solution_emu.o", "solution_emu.cpp"});
+  c.glue = glue_command(tc);
+  c.link = {tc.host_cxx};
+  c.link.insert(c.link.end(), tc.link_flags.begin(), tc.link_flags.end());
+  c.link.insert(c.link.end(), {"-o", "worker", "solution_emu.o", "glue.o", tc.harness_cpu_lib,
+                               tc.emu_runtime_lib, "-lboost_context", "-pthread"});
+  return c;
+}
+
+namespace {
+
+// The task's glue object, compiled once and reused by every build of the task (its source
+// depends on the task's signature alone): <cache_dir>/glue/<key>.o with <key>.sha256 beside it.
+// An object whose checksum does not match is compiled again, never linked; publishing is best
+// effort (temporary file + rename), a failure only costs the next build a glue compile.
+step glue_step(const toolchain& tc, const std::string& cache_dir, const std::string& glue_source,
+               const std::string& dir, std::vector<step>& after) {
+  step compile{"glue", build_status::internal_error, glue_command(tc), {}, compile_stage::glue, ""};
+  if (cache_dir.empty())
+    return compile;
+  sha256 k;
+  k.field("leap-glue-v1").field(glue_source).field(join(glue_command(tc), " "));
+  k.field(tc.host_cxx_version);
+  auto base = cache_dir + "/glue/" + k.hex_digest();
+  auto object = read_file(base + ".o");
+  auto sum = read_file(base + ".sha256");
+  if (object && sum && sha256_hex(*object) == *sum) {
+    auto bytes = std::make_shared<std::string>(std::move(*object));
+    return {"glue", build_status::internal_error, {},
+            [dir, bytes]() -> result<void> { return write_file_atomic(dir + "/glue.o", *bytes); },
+            compile_stage::glue, ""};
+  }
+  after.push_back({"glue", build_status::internal_error, {},
+                   [dir, base]() -> result<void> {
+                     auto built = read_file(dir + "/glue.o");
+                     std::error_code ec;
+                     fs::create_directories(fs::path(base).parent_path(), ec);
+                     if (built && write_file_atomic(base + ".o", *built))
+                       (void)write_file_atomic(base + ".sha256", sha256_hex(*built));
+                     return {};
+                   },
+                   compile_stage::glue, ""});
+  return compile;
+}
+
+} // namespace
+
 void compiler::prepare_steps(const handle& h) {
-  auto nvcc_step = [&](const std::string& mode, const std::string& out) {
-    step s{"nvcc", build_status::compile_error, {tc_.nvcc, mode, "-arch=" + opts_.arch}, {}};
-    for (auto& f : opts_.nvcc_flags)
-      s.argv.push_back(f);
-    s.argv.insert(s.argv.end(), {"-o", out, h->display_name});
-    return s;
-  };
-  step glue{"glue", build_status::internal_error,
-            {tc_.host_cxx, "-c", "-O2", "-std=c++17", "-o", "glue.o", "glue.cpp"}, {}};
+  std::vector<step> publish_glue;
+  step glue = glue_step(tc_, opts_.cache_dir, make_glue_source(h->task), h->dir, publish_glue);
   if (h->req.backend == backend::cuda) {
-    h->steps.push_back(nvcc_step("-c", "solution.o"));
+    h->steps.push_back({"nvcc", build_status::compile_error,
+                        nvcc_command(tc_, opts_, "-c", "solution.o", h->display_name), {},
+                        compile_stage::front_end, nvcc_time_table_name});
     h->steps.push_back(glue);
+    h->steps.insert(h->steps.end(), publish_glue.begin(), publish_glue.end());
     h->steps.push_back({"link", build_status::compile_error,
                         {tc_.nvcc, "-arch=" + opts_.arch, "-o", "worker", "solution.o", "glue.o",
                          tc_.harness_cuda_lib},
-                        {}});
+                        {}, compile_stage::link, ""});
   } else {
-    // nvcc's front end checks host and device code: the truth for compile_error.
-    h->steps.push_back(nvcc_step("-cubin", "solution.cubin"));
+    auto cmd = cpu_build_command_lines(tc_, opts_, h->display_name);
+    h->steps.push_back({"nvcc", build_status::compile_error, cmd.nvcc, {}, compile_stage::front_end,
+                        nvcc_time_table_name});
     std::string display = h->display_name, d = h->dir;
     // The rewrite fails on code the emulation cannot run (not the candidate's fault); writing its
     // output fails only inside leap.
@@ -259,28 +352,16 @@ void compiler::prepare_steps(const handle& h) {
                             return make_error("the CPU emulation cannot run this code: " + rw.error);
                           *rewritten = std::move(rw.code);
                           return {};
-                        }});
+                        }, compile_stage::rewrite, ""});
     h->steps.push_back({"rewrite", build_status::internal_error, {},
                         [d, rewritten]() -> result<void> {
                           return write_file_atomic(d + "/solution_emu.cpp", *rewritten);
-                        }});
-    step gxx{"g++", build_status::emulation_unsupported,
-             {tc_.host_cxx, "-c", "-std=c++17", "-fstack-clash-protection"}, {}};
-    // The precompiled shim headers, when built for these flags: g++ takes the matching one from
-    // <pch>/cuda_runtime.h.gch/ and otherwise reads the header from the include dir below.
-    if (!tc_.emu_pch_dir.empty() && join(opts_.emu_flags, " ") == tc_.emu_pch_flags)
-      gxx.argv.push_back("-I" + tc_.emu_pch_dir);
-    gxx.argv.push_back("-I" + tc_.emu_include_dir);
-    for (auto& f : opts_.emu_flags)
-      gxx.argv.push_back(f);
-    gxx.argv.insert(gxx.argv.end(), {"-o", "solution_emu.o", "solution_emu.cpp"});
-    h->steps.push_back(gxx);
+                        }, compile_stage::rewrite, ""});
+    h->steps.push_back({"g++", build_status::emulation_unsupported, cmd.emu_build, {},
+                        compile_stage::host_build, ""});
     h->steps.push_back(glue);
-    step link{"link", build_status::compile_error, {tc_.host_cxx}, {}};
-    link.argv.insert(link.argv.end(), tc_.link_flags.begin(), tc_.link_flags.end());
-    link.argv.insert(link.argv.end(), {"-o", "worker", "solution_emu.o", "glue.o", tc_.harness_cpu_lib,
-                                       tc_.emu_runtime_lib, "-lboost_context", "-pthread"});
-    h->steps.push_back(link);
+    h->steps.insert(h->steps.end(), publish_glue.begin(), publish_glue.end());
+    h->steps.push_back({"link", build_status::compile_error, cmd.link, {}, compile_stage::link, ""});
   }
 }
 
@@ -305,6 +386,37 @@ bool killed_by_signal(const process_outcome& o) {
   return false;
 }
 
+// Adds a finished step's wall seconds to its stage; nvcc's share of device and host work, from
+// its --time table, moves out of the front end.
+void add_step_seconds(compile_stage_seconds& stages, const step& s, double seconds,
+                      const std::string& dir) {
+  if (stages.empty())
+    stages.assign(compile_stage_count, 0.0);
+  double rest = seconds;
+  if (!s.nvcc_time_table.empty())
+    if (auto table = read_file(dir + "/" + s.nvcc_time_table)) {
+      auto split = parse_nvcc_time_table(*table);
+      double device = std::min(split.device_compile, rest);
+      double host = std::min(split.host_build, rest - device);
+      stages[static_cast<std::size_t>(compile_stage::device_compile)] += device;
+      stages[static_cast<std::size_t>(compile_stage::host_build)] += host;
+      rest -= device + host;
+    }
+  stages[static_cast<std::size_t>(s.timing)] += rest;
+}
+
+// The build's stages once it ends after `total` seconds: the time outside every step is `other`.
+compile_stage_seconds close_stages(compile_stage_seconds stages, double total) {
+  if (stages.empty())
+    return stages;
+  double inside = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    if (i != static_cast<std::size_t>(compile_stage::other))
+      inside += stages[i];
+  stages[static_cast<std::size_t>(compile_stage::other)] = std::max(0.0, total - inside);
+  return stages;
+}
+
 } // namespace
 
 void compiler::next_step(const handle& h) {
@@ -323,6 +435,7 @@ void compiler::next_step(const handle& h) {
     build_result r;
     r.key = h->key;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+    r.stages = close_stages(h->stages, r.seconds);
     nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""}, {"seconds", r.seconds}};
     auto w = cache_->publish(*h->lock, h->key, rec, h->dir + "/worker");
     if (!w) {
@@ -339,7 +452,11 @@ void compiler::next_step(const handle& h) {
   step& s = h->steps[h->next++];
   if (s.in_process) {
     lk.unlock();
+    auto t_step = std::chrono::steady_clock::now();
     auto done = s.in_process();
+    add_step_seconds(h->stages, s,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count(),
+                     h->dir);
     if (!done) {
       build_result r;
       r.st = s.fail_status;
@@ -347,6 +464,7 @@ void compiler::next_step(const handle& h) {
       r.diagnostics = done.message();
       r.key = h->key;
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+      r.stages = close_stages(h->stages, r.seconds);
       finish(h, std::move(r));
       return;
     }
@@ -360,7 +478,10 @@ void compiler::next_step(const handle& h) {
   spec.output_limit = 256 * 1024;
   auto stage = s.stage;
   auto fail_status = s.fail_status;
-  h->current = runner_.start(spec, [this, h, stage, fail_status](process_outcome o) {
+  std::size_t index = h->next - 1;
+  h->current = runner_.start(spec, [this, h, stage, fail_status, index](process_outcome o) {
+    if (o.started && !o.cancelled)
+      add_step_seconds(h->stages, h->steps[index], o.seconds, h->dir);
     if (o.success()) {
       next_step(h);
       return;
@@ -369,6 +490,7 @@ void compiler::next_step(const handle& h) {
     r.key = h->key;
     r.stage = stage;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+    r.stages = close_stages(h->stages, r.seconds);
     if (o.cancelled) {
       r.st = build_status::cancelled;
     } else if (o.timed_out) {

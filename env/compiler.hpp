@@ -1,13 +1,16 @@
 // Builds a candidate (or a task's reference) into a runnable worker executable: static guards,
 // the real nvcc (the truth for compile_error), for the CPU backend the rewrite + g++ build
 // against the CUDA-on-CPU runtime, and the link with the harness. Content-addressed on-disk
-// cache keyed by source, task signature, flags, compiler versions and runtime digest.
+// cache keyed by source, task signature, flags, compiler versions and runtime digest; the task's
+// glue object is compiled once per task and kept beside it (<cache_dir>/glue/, checksummed).
+// Each build reports its wall seconds per stage (env/compile_stages.hpp).
 // start() may be called from any thread; steps run as child processes on the process_runner
 // and `done` is called once on the runner's thread. Holds no CAF: actors/compiler_pool wraps it.
 #pragma once
 
 #include "env/backend.hpp"
 #include "env/build_cache.hpp"
+#include "env/compile_stages.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
 #include "env/toolchain.hpp"
@@ -21,7 +24,8 @@
 namespace leap::env {
 
 struct compiler_options {
-  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/ (env/build_cache.hpp)
+  std::string cache_dir;  // builds live in <cache_dir>/builds/<key>/ (env/build_cache.hpp),
+                          // glue objects in <cache_dir>/glue/
   std::uint64_t cache_max_bytes = 4096ull << 20;  // the build cache's bound; 0 = unbounded
   double cache_keep_recent_seconds = 600;         // builds used this recently are never evicted
   std::string work_dir;   // temporary directories are created here
@@ -63,7 +67,26 @@ struct build_result {
   bool cached = false;
   std::string key;          // content address
   std::string stage;        // which step failed: "guards", "nvcc", "rewrite", "g++", "link"
+  // Wall seconds per stage of this build (env/compile_stages.hpp), adding up to `seconds`; also
+  // filled up to the failing step of a failed build. Empty on a cache hit (nothing compiled) and
+  // when no compiler ran (guards, setup).
+  compile_stage_seconds stages;
 };
+
+// The CPU backend's child-process command lines, run in a build directory that holds
+// <display_name> (the source plus its signature check), glue.cpp and, after the in-process
+// rewrite, solution_emu.cpp. The compiler runs them in this order (nvcc, rewrite, emu_build,
+// glue, link); bench/compile_bench.cpp times alternatives to them. Pure; any thread.
+struct cpu_build_commands {
+  std::vector<std::string> nvcc;      // the syntax truth for compile_error: nvcc -cubin
+  std::vector<std::string> emu_build; // g++ -c solution_emu.cpp against the shim headers
+  std::vector<std::string> glue;      // g++ -c glue.cpp
+  std::vector<std::string> link;      // the worker executable
+};
+cpu_build_commands cpu_build_command_lines(const toolchain& tc, const compiler_options& opts,
+                                           const std::string& display_name);
+// Where nvcc writes its --time table in the build directory (env/compile_stages.hpp).
+inline constexpr const char* nvcc_time_table_name = "nvcc_time.csv";
 
 class compiler {
 public:

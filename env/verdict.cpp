@@ -1,6 +1,7 @@
 #include "env/verdict.hpp"
 
 #include "common/json_text.hpp"
+#include "env/compile_stages.hpp"
 
 #include <cmath>
 
@@ -70,6 +71,9 @@ std::string to_json(const verdict& v) {
   j["reference_ms"] = v.timed ? num(v.reference_ms) : nlohmann::json();
   j["speedup"] = v.timed ? num(v.speedup) : nlohmann::json();
   j["compile_seconds"] = v.compile_seconds;
+  j["compile_stages"] = nlohmann::json::object();
+  for (std::size_t i = 0; i < v.compile_stages.size() && i < compile_stage_count; ++i)
+    j["compile_stages"][to_string(static_cast<compile_stage>(i))] = num(v.compile_stages[i]);
   j["run_seconds"] = v.run_seconds;
   j["cached"] = v.cached;
   j["emulation_unsupported"] = v.emulation_unsupported;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace leap::env {
 
@@ -43,6 +44,10 @@ struct verdict {
   double candidate_ms = 0, reference_ms = 0, speedup = 0;
   // Costs.
   double compile_seconds = 0;
+  // The candidate's compile_seconds per stage, indexed by env::compile_stage
+  // (env/compile_stages.hpp); empty on a cache hit. Reported only, never part of a verdict
+  // comparison.
+  std::vector<double> compile_stages;
   double run_seconds = 0;
   bool cached = false;           // the compile was a cache hit
   bool emulation_unsupported = false; // nvcc accepted it, the CPU emulation could not build it
@@ -52,7 +57,8 @@ struct verdict {
 };
 
 // One JSON object on one line (keys: status, max_abs_error, feedback, compile_seconds,
-// run_seconds, cached, backend, and the rest of the fields).
+// run_seconds, cached, backend, and the rest of the fields; compile_stages is an object of
+// stage name -> seconds, {} on a cache hit).
 std::string to_json(const verdict& v);
 
 } // namespace leap::env

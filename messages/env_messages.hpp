@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace leap::env {
 
@@ -23,7 +24,7 @@ typename Inspector::result_type inspect(Inspector& f, verdict& x) {
            x.max_abs_error, x.max_rel_error, x.mismatch_index, x.mismatch_output,
            x.mismatch_size_set, x.expected, x.actual, x.mismatches, x.trials_run,
            x.trials_passed, x.diagnostics, x.timed, x.candidate_ms, x.reference_ms, x.speedup,
-           x.compile_seconds, x.run_seconds, x.cached, x.emulation_unsupported, x.flags, x.feedback);
+           x.compile_seconds, x.compile_stages, x.run_seconds, x.cached, x.emulation_unsupported, x.flags, x.feedback);
 }
 
 } // namespace leap::env
@@ -47,6 +48,7 @@ struct compile_reply {
   std::string diagnostics;
   std::string stage;           // which step failed: guards, nvcc, rewrite, g++, link
   double seconds = 0;
+  std::vector<double> stages;  // wall seconds per env::compile_stage; empty on a cache hit
   bool cached = false;
   std::string key;             // the build's content address: an executor pool finds the
                                // build by it (in its own cache; no path crosses processes)
@@ -94,7 +96,7 @@ typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
   return f(caf::meta::type_name("leap_compile_reply"), x.id, enum_field(x.status),
-           x.diagnostics, x.stage, x.seconds, x.cached, x.key, x.attempts);
+           x.diagnostics, x.stage, x.seconds, x.stages, x.cached, x.key, x.attempts);
 }
 
 template <class Inspector>

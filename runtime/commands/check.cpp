@@ -2,6 +2,7 @@
 // the verdict, or one JSON object with --json.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "env/compile_stages.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -57,6 +58,7 @@ int run_check(const command_context& ctx) {
               v.reason.empty() ? "" : (" (" + v.reason + ")").c_str());
   std::printf("compile:  %s s%s\n", format_fixed(v.compile_seconds, 2).c_str(),
               v.cached ? " (cache hit)" : "");
+  std::printf("stages:   %s\n", env::describe_stages(v.compile_stages, v.cached).c_str());
   std::printf("run:      %s s, %d/%d trials passed, max abs error %.3g\n",
               format_fixed(v.run_seconds, 2).c_str(), v.trials_passed, v.trials_run,
               v.max_abs_error);

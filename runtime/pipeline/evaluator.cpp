@@ -151,6 +151,7 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
         check_outcome o;
         o.v = std::move(r.v);
         o.v.compile_seconds = p[i].cand.seconds;
+        o.v.compile_stages = p[i].cand.stages;
         o.v.cached = p[i].cand.cached;
         o.kept_dir = std::move(r.kept_dir);
         o.seed = r.seed;

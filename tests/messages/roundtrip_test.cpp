@@ -61,6 +61,7 @@ env::verdict sample_verdict() {
   v.emulation_unsupported = true;
   v.flags = "excessive_speedup";
   v.feedback = "wrong result";
+  v.compile_stages = {0.31, 0.05, 0.001, 0.12, 0.02, 0.03, 0.004};
   return v;
 }
 
@@ -81,13 +82,15 @@ TEST_F(fixture, CompileMessagesRoundTrip) {
   EXPECT_EQ(r.source, rq.source);
   EXPECT_EQ(r.backend, env::backend::cuda);
   EXPECT_TRUE(r.reference);
-  msg::compile_reply rp{7, env::build_status::compile_error, "solution.cu(1): error", "nvcc", 1.5, true, "abc", 2};
+  msg::compile_reply rp{7, env::build_status::compile_error, "solution.cu(1): error", "nvcc", 1.5,
+                        {1.2, 0.3}, true, "abc", 2};
   auto p = roundtrip(rp);
   EXPECT_EQ(p.id, 7u);
   EXPECT_EQ(p.status, env::build_status::compile_error);
   EXPECT_EQ(p.diagnostics, rp.diagnostics);
   EXPECT_EQ(p.stage, "nvcc");
   EXPECT_DOUBLE_EQ(p.seconds, 1.5);
+  EXPECT_EQ(p.stages, rp.stages);
   EXPECT_TRUE(p.cached);
   EXPECT_EQ(p.key, "abc");
   EXPECT_EQ(p.attempts, 2);
