@@ -24,6 +24,8 @@ struct trainer_state {
   bool stopping = false, saving = false;
   run_end ending;                            // how the run ends once the final save is done
   msg::stage_usage last_usage;               // the gatekeeper's at the previous report
+  int reports_pending = 0;                   // step reports waiting for their utilisation query
+  bool end_when_reported = false;            // the final save is done; end once none is pending
 };
 
 using trainer_ptr = msg::trainer_actor::stateful_pointer<trainer_state>;
@@ -76,8 +78,13 @@ void save(trainer_ptr self, bool final) {
     s.saving = false;
     if (s.opts.on_saved)
       s.opts.on_saved(r, final);
-    if (final)
-      s.opts.on_done(s.ending);
+    if (final) {
+      // A step reported before the save is in the checkpoint: its report is recorded first.
+      if (s.reports_pending > 0)
+        s.end_when_reported = true;
+      else
+        s.opts.on_done(s.ending);
+    }
   };
   self->request(st.learner, caf::infinite, msg::save_atom_v,
                 msg::save_request{st.opts.checkpoint_dir, st.opts.extra_json})
@@ -102,8 +109,14 @@ void bookkeep(trainer_ptr self, msg::step_report& r) {
   auto& s = self->state;
   if (s.opts.on_report)
     s.opts.on_report(r);
-  if (s.stopping)
-    return; // stopped while the usage was asked for: the stop's save ends the run
+  if (s.stopping) {
+    // Stopped while the usage was asked for: the stop's save ends the run, after this report.
+    if (s.end_when_reported && s.reports_pending == 0) {
+      s.end_when_reported = false;
+      s.opts.on_done(s.ending);
+    }
+    return;
+  }
   bool last = s.step >= s.opts.steps;
   // Periodic checkpoints are the learner's (written before it reported the step); the last
   // step is saved here unless the learner just did.
@@ -145,7 +158,10 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
   return {
     [self](msg::report_atom, msg::step_report& rep) {
       auto& s = self->state;
-      if (s.stopping)
+      // While stopping, a step the learner finished before it took the final save request is
+      // still recorded: its weights are in that checkpoint (the save's answer comes after this
+      // report, from the same learner, and the run ends only once every report is written).
+      if (s.stopping && (rep.outcome == msg::step_outcome::failed || rep.step <= s.step))
         return;
       if (rep.outcome == msg::step_outcome::failed) {
         if (s.opts.on_report)
@@ -160,10 +176,12 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
       }
       // Stage utilisation over the step, from the gatekeeper's busy-time counters; then the
       // bookkeeping goes on whether or not it answers.
+      ++s.reports_pending;
       self->request(s.gatekeeper, std::chrono::seconds(10), msg::stats_atom_v)
         .then(
           [self, rep](msg::stage_usage& now) mutable {
             auto& s = self->state;
+            --s.reports_pending;
             double dt = now.elapsed_seconds - s.last_usage.elapsed_seconds;
             if (dt > 0) {
               rep.util_generate = (now.generate - s.last_usage.generate) / dt;
@@ -173,7 +191,10 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
             s.last_usage = now;
             bookkeep(self, rep);
           },
-          [self, rep](caf::error&) mutable { bookkeep(self, rep); });
+          [self, rep](caf::error&) mutable {
+            --self->state.reports_pending;
+            bookkeep(self, rep);
+          });
     },
     [self](msg::stop_atom) { stop(self, run_end{run_end::how::interrupted, {}}); },
   };

@@ -17,19 +17,29 @@ result<dir_lock> dir_lock::acquire(const std::string& dir, const std::string& wh
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     return make_error("cannot lock " + dir + ": " + path + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  const std::string pid_mark = "(PID " + std::to_string(::getpid()) + ")";
+  // A lock this process held and released can outlive its dir_lock for a moment: a child forked
+  // (by another thread) before the release holds a copy of the descriptor until its exec closes
+  // it. So when the holder is this very process, wait for that, briefly (2 s at most).
+  for (int attempt = 0; ::flock(fd, LOCK_EX | LOCK_NB) != 0; ++attempt) {
     int err = errno;
     char buf[256] = {};
     auto n = ::pread(fd, buf, sizeof buf - 1, 0);
-    ::close(fd);
-    if (err != EWOULDBLOCK)
+    if (err != EWOULDBLOCK) {
+      ::close(fd);
       return make_error("cannot lock " + dir + ": " + std::strerror(err));
+    }
     std::string owner = n > 0 ? std::string(trim(std::string(buf, static_cast<std::size_t>(n))))
                               : std::string("a process that has not written its PID yet");
+    if (attempt < 100 && owner.find(pid_mark) != std::string::npos) {
+      ::usleep(20 * 1000);
+      continue;
+    }
+    ::close(fd);
     return make_error(dir + " is in use by " + owner + ": one run per directory (wait for it, "
                       "stop it, or choose another --out)");
   }
-  std::string me = what + " (PID " + std::to_string(::getpid()) + ")\n";
+  std::string me = what + " " + pid_mark + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) < 0) {
     int err = errno;
     ::close(fd);
