@@ -557,6 +557,24 @@ bool all_true(const bool* v, std::int64_t n) { return std::all_of(v, v + n, [](b
 
 } // namespace
 
+// A layer after its attention: h += o_proj(attn) (+ bias); x = post-attention RMSNorm(h);
+// h += down_proj(silu(gate(x)) * up(x)). attn [rows, H * Dh], h and x [rows, D], gate_up
+// [rows, 2F] scratch.
+void decode_step::finish_layer(const layer& L, const float* attn, std::int64_t rows, float* h, float* x,
+                               torch::Tensor& gate_up) const {
+  const std::int64_t D = cfg_.d_model, F = cfg_.d_ff;
+  packed_gemm(attn, rows, L.o.k, L.o, h, D, true);                                       // h += o_proj(attn)
+  if (L.o_bias.defined()) {
+    const float* b = L.o_bias.data_ptr<float>();
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t i = 0; i < D; ++i) h[r * D + i] += b[i];
+  }
+  rms_norm_rows(h, rows, D, L.ln2.data_ptr<float>(), cfg_.rms_eps, x);
+  packed_gemm(x, rows, D, L.gate_up, gate_up.data_ptr<float>(), 2 * F, false);
+  auto act = torch::silu(gate_up.narrow(1, 0, F)).mul_(gate_up.narrow(1, F, F)).contiguous();  // [rows, F]
+  packed_gemm(act.data_ptr<float>(), rows, F, L.down, h, D, true);                        // h += down_proj(act)
+}
+
 torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix) const {
   const auto tok = tokens.to(torch::kCPU, torch::kLong).contiguous();
   const auto R = tok.numel();
@@ -672,16 +690,7 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
                      P > 0);
       }
     }
-    packed_gemm(ap, R, H * Dh, L.o, hp, D, true);                                           // h += o_proj(attn)
-    if (L.o_bias.defined()) {
-      const float* b = L.o_bias.data_ptr<float>();
-      for (std::int64_t r = 0; r < R; ++r)
-        for (std::int64_t i = 0; i < D; ++i) hp[r * D + i] += b[i];
-    }
-    rms_norm_rows(hp, R, D, L.ln2.data_ptr<float>(), cfg_.rms_eps, xp);
-    packed_gemm(xp, R, D, L.gate_up, gate_up.data_ptr<float>(), 2 * F, false);
-    auto act = torch::silu(gate_up.narrow(1, 0, F)).mul_(gate_up.narrow(1, F, F)).contiguous();  // [R, F]
-    packed_gemm(act.data_ptr<float>(), R, F, L.down, hp, D, true);                          // h += down_proj(act)
+    finish_layer(L, ap, R, hp, xp, gate_up);
   }
   rms_norm_rows(hp, R, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
   auto logits = torch::empty({R, V}, f_opts);                                               // [R, V]
@@ -775,16 +784,7 @@ torch::Tensor decode_step::prefill(const torch::Tensor& tokens, kv_cache& cache)
         }
         group_values(ps.data(), outs.data(), static_cast<int>(rep), vb + g * cap * Dh, past + t + 1, Dh, false);
       }
-    packed_gemm(ap, T, H * Dh, L.o, hp, D, true);                                           // h += o_proj(attn)
-    if (L.o_bias.defined()) {
-      const float* b = L.o_bias.data_ptr<float>();
-      for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t i = 0; i < D; ++i) hp[t * D + i] += b[i];
-    }
-    rms_norm_rows(hp, T, D, L.ln2.data_ptr<float>(), cfg_.rms_eps, xp);
-    packed_gemm(xp, T, D, L.gate_up, gate_up.data_ptr<float>(), 2 * F, false);
-    auto act = torch::silu(gate_up.narrow(1, 0, F)).mul_(gate_up.narrow(1, F, F)).contiguous();  // [T, F]
-    packed_gemm(act.data_ptr<float>(), T, F, L.down, hp, D, true);                          // h += down_proj(act)
+    finish_layer(L, ap, T, hp, xp, gate_up);
   }
   rms_norm_rows(hp + (T - 1) * D, 1, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
   auto logits = torch::empty({1, V}, f_opts);                                               // [1, V]

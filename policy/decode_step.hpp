@@ -67,6 +67,9 @@ private:
     torch::Tensor ln1, ln2;         // [D] input_layernorm, post_attention_layernorm
   };
   decode_step() = default;
+  // The layer's output projection and MLP, shared by operator() and prefill.
+  void finish_layer(const layer& L, const float* attn, std::int64_t rows, float* h, float* x,
+                    torch::Tensor& gate_up) const;
 
   model_config cfg_;
   std::vector<layer> layers_;
