@@ -36,13 +36,20 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   sum.checkpoint_dir = out_dir;
   // 1. The corpus, labelled by the real environment (verdicts cached by content).
   corpus_options co;
+  // One directory per corpus: the seed, and a hash of whatever else shapes it when that is not
+  // the default (runs with different corpora then never rewrite each other's corpus.jsonl).
   co.out_dir = svc.cache_dir + "/corpus/seed-" + std::to_string(cfg.sft.corpus_seed);
-  if (!cfg.sft.tasks.empty()) {
-    std::string joined;
-    for (auto& t : cfg.sft.tasks)
-      joined += t + ",";
-    co.out_dir += "-" + sha256_hex(joined).substr(0, 10);
+  std::string shape;
+  for (auto& t : cfg.sft.tasks)
+    shape += t + ",";
+  const auto defaults = config::defaults().sft;
+  if (cfg.sft.bugs_per_kind != defaults.bugs_per_kind || cfg.sft.bug_kinds != defaults.bug_kinds) {
+    shape += "|bugs_per_kind=" + std::to_string(cfg.sft.bugs_per_kind) + "|kinds=";
+    for (auto& k : cfg.sft.bug_kinds)
+      shape += k + ",";
   }
+  if (!shape.empty())
+    co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
   co.bugs_per_kind = cfg.sft.bugs_per_kind;
   co.bug_kinds = cfg.sft.bug_kinds;
