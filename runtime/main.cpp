@@ -1,5 +1,6 @@
-// Entry point of the `leap` executable; everything lives in runtime/cli.cpp. Runs on the main
-// thread before any actor system or LibTorch thread pool exists.
+// Entry point of the `leap-torch` executable: every verb, LibTorch linked (the `leap` front end,
+// runtime/main_light.cpp, hands it the verbs it does not run itself; runtime/commands/cli.hpp).
+// Runs on the main thread before any actor system or LibTorch thread pool exists.
 #include "runtime/commands/cli.hpp"
 
 #include "common/allocator.hpp"
@@ -14,8 +15,9 @@ namespace {
 // loaded (before main). Its default lets idle OpenMP threads spin and then yield, and with the
 // many small ops of a small policy that spinning cost a third of the CPU time: on the 2-core
 // reference machine `leap pretrain` went from 1725 to 2664 tokens/s with PASSIVE (1-minute runs
-// side by side, configs/quickstart.toml). So leap re-executes itself once with PASSIVE unless the
-// user chose a policy; if the re-exec fails it simply runs with the default.
+// side by side, configs/quickstart.toml). The `leap` front end sets it before it hands a verb
+// over; started directly, leap-torch re-executes itself once with PASSIVE unless the user chose a
+// policy; if the re-exec fails it simply runs with the default.
 void prefer_passive_openmp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr)
     return;

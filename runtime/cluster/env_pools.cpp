@@ -2,9 +2,7 @@
 
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
-#include "actors/generator_pool.hpp"
 #include "common/fs.hpp"
-#include "policy/generation_engine.hpp"
 #include "actors/node.hpp"
 #include "common/host_port.hpp"
 #include "messages/error_text.hpp"
@@ -124,11 +122,11 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
       no.info.execute_workers = static_cast<std::uint32_t>(execute.workers);
       out.parts.push_back(caf::actor_cast<caf::actor>(no.executors));
     }
-    if (has(config::node_role::generate) && policy && policy->engine) {
-      no.generators = actors::spawn_generator_pool(sys, policy->pool, policy->engine);
-      no.weights = actors::spawn_weights_sink(sys, policy->engine);
-      no.info.generate_slots = static_cast<std::uint32_t>(policy->engine->workers()
-                                                          * policy::max_batch_prompts);
+    if (has(config::node_role::generate) && policy && policy->spawn_local) {
+      auto g = policy->spawn_local(sys);
+      no.generators = g.generators;
+      no.weights = g.weights;
+      no.info.generate_slots = g.slots;
       out.parts.push_back(caf::actor_cast<caf::actor>(no.generators));
       out.parts.push_back(caf::actor_cast<caf::actor>(no.weights));
     }
@@ -142,7 +140,7 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
     if (!image)
       return make_error("the policy's weights for the generating nodes: " + image.message());
     auto w = std::make_shared<msg::weights_update>();
-    w->version = policy->engine ? policy->engine->latest_version() : 0;
+    w->version = policy->version;
     w->safetensors = std::move(*image);
     co.weights = std::move(w);
   }

@@ -12,6 +12,8 @@
 #include "messages/interfaces.hpp"
 #include "runtime/pipeline/services.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -20,10 +22,6 @@ namespace caf {
 class actor_system;
 class actor_system_config;
 } // namespace caf
-
-namespace leap::policy {
-class generation_engine;
-}
 
 namespace leap::runtime {
 
@@ -56,13 +54,20 @@ bool clustered(const config::cluster_section& c);
 // Registers leap's message types and, when clustered, loads the transport.
 result<void> prepare_actor_system(caf::actor_system_config& cfg, const config::leap_config& c);
 
-// The policy whose sampling may be spread over nodes (role generate): the head's engine (used
-// when cluster.local_roles has generate), its checkpoint (the weights generating nodes start
-// from) and the generator pool's options.
+// The policy whose sampling may be spread over nodes (role generate), as the head hands it over.
+// The caller that owns the engine (runtime/pipeline/assembly.cpp) fills it, so that this file, and
+// every command that only compiles and runs kernels (`leap check`), links no LibTorch.
+struct local_generation {
+  msg::generator_pool_actor generators;
+  msg::weights_sink_actor weights;
+  std::uint32_t slots = 0; // prompts the head's generators decode at once
+};
 struct policy_stage {
-  std::shared_ptr<policy::generation_engine> engine;
-  std::string checkpoint;
-  actors::pool_options pool;
+  // Spawns the head's own generator pool and weights sink (used when cluster.local_roles has
+  // generate); empty when the head has no engine.
+  std::function<local_generation(caf::actor_system&)> spawn_local;
+  std::string checkpoint;    // the weights generating nodes start from
+  std::uint64_t version = 0; // the engine's weights version when the pools are spawned
 };
 
 // `compile` and `execute` size the local pools (and their retries the cluster's). An error:

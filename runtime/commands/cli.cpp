@@ -1,5 +1,3 @@
-#include "runtime/commands/cli.hpp"
-
 #include "common/strings.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -108,13 +106,6 @@ command_registrar::command_registrar(command c) { registry().push_back(std::move
 
 const std::vector<command>& registered_commands() { return registry(); }
 
-std::vector<command> builtin_commands() {
-  return {tasks_list_command(), tasks_verify_command(), check_command(),  corpus_command(),
-          pretrain_command(),   eval_command(),         train_command(),  config_command(),
-          node_command(),       serve_command(),        cluster_status_command(), cache_command(),
-          tokenize_command(),   report_command(),       doctor_command(),       version_command()};
-}
-
 std::string usage_text(const std::vector<command>& table) {
   std::string out =
     "leap - multi-turn RL for CUDA kernels (LEAP), verification environment\n\n"
@@ -141,19 +132,19 @@ std::string usage_text(const std::vector<command>& table) {
   return out;
 }
 
-int run_cli(int argc, char** argv) {
+int dispatch(int argc, char** argv, const std::vector<command>& table,
+             const std::function<int()>& elsewhere) {
   auto parsed = parse_args(argc, argv);
   if (!parsed)
     return usage_error(parsed.message());
   auto& a = *parsed;
-  auto table = builtin_commands();
-  for (const auto& c : registered_commands())
-    table.push_back(c);
+  const command* c = a.has("--help") ? nullptr : find_command(table, a.words);
+  if (!c && elsewhere)
+    return elsewhere();
   if (a.has("--help") || a.words.empty()) {
     std::cout << usage_text(table);
     return a.words.empty() && !a.has("--help") ? exit_usage : exit_ok;
   }
-  const command* c = find_command(table, a.words);
   if (!c) {
     std::string known;
     for (const auto& k : table)

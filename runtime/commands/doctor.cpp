@@ -5,6 +5,7 @@
 #include "runtime/pipeline/services.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace leap::runtime {
@@ -35,6 +36,9 @@ int run_doctor(const command_context& ctx) {
   }
   std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
   std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
+  // Read by libgomp when LibTorch loaded (runtime/main.cpp: the front end sets PASSIVE).
+  const char* omp = std::getenv("OMP_WAIT_POLICY");
+  std::printf("OpenMP waiting:  OMP_WAIT_POLICY=%s\n", omp ? omp : "(unset: libgomp's default)");
   std::printf("isolation:       %s\n", svc.cfg.executor.sandbox
                                           ? svc.sandbox.summary().c_str()
                                           : "DISABLED (executor.sandbox = false)");

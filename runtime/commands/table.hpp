@@ -52,8 +52,19 @@ struct command {
   std::function<int(const command_context&)> run;
 };
 
-// runtime/'s verbs, in --help order.
+// runtime/'s verbs, in --help order (runtime/commands/full_cli.cpp: links every command, and so
+// LibTorch).
 std::vector<command> builtin_commands();
+
+// The verbs that need no LibTorch (runtime/commands/light_cli.cpp): what the `leap` front end runs
+// itself.
+std::vector<command> light_commands();
+
+// Parses the command line and runs its verb from `table`. When `elsewhere` is set, --help, no verb
+// and a verb not in `table` go to it instead (the front end hands them to `leap-torch`); without
+// it they print the usage or a usage error naming the known verbs.
+int dispatch(int argc, char** argv, const std::vector<command>& table,
+             const std::function<int()>& elsewhere);
 
 // Verbs added by layers above runtime (static registration: construct one at namespace scope).
 struct command_registrar {

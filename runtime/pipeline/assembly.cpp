@@ -111,7 +111,18 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
   const bool clustered_policy = d.svc && clustered(d.svc->cfg.cluster) && d.engine
                                 && !d.stand_ins.generators;
   if (real_env || clustered_policy) {
-    policy_stage ps{d.engine, d.policy_checkpoint, d.generators};
+    policy_stage ps;
+    ps.checkpoint = d.policy_checkpoint;
+    if (d.engine) {
+      ps.version = d.engine->latest_version();
+      ps.spawn_local = [engine = d.engine, pool = d.generators](caf::actor_system& s) {
+        local_generation g;
+        g.generators = actors::spawn_generator_pool(s, pool, engine);
+        g.weights = actors::spawn_weights_sink(s, engine);
+        g.slots = static_cast<std::uint32_t>(engine->workers() * policy::max_batch_prompts);
+        return g;
+      };
+    }
     auto pools = spawn_env_pools(sys, *d.svc, d.compilers, d.executors, d.board,
                                  clustered_policy ? &ps : nullptr);
     if (!pools)
