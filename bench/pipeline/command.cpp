@@ -78,7 +78,8 @@ nominal_service nominal_of(const scenario& sc) {
 bound_figures bound_of(const scenario& sc, const mode_figures& ref) {
   return analytic_bound(nominal_of(sc), ref, static_cast<std::uint32_t>(sc.cfg.train.generators),
                                static_cast<std::uint32_t>(sc.cfg.compiler.workers),
-                               static_cast<std::uint32_t>(sc.cfg.executor.workers));
+                               static_cast<std::uint32_t>(sc.cfg.executor.workers),
+                               sc.any_real() ? usable_cores() : 0u);
 }
 
 // One mode, with the real environment when a stage needs it (a fresh build cache per mode so

@@ -95,8 +95,17 @@ std::string render_table(const comparison& c) {
     auto& s = c.bound.stages[i];
     o << (i ? ", " : "") << s.stage << " " << f("%.3f", s.attempts_per_second)
       << (s.measured ? " measured" : "");
+    if (s.stage == "cpu")
+      o << ": " << c.bound.cores << " cores / " << f("%.3f", c.bound.cpu_seconds_per_attempt)
+        << " CPU s per attempt";
   }
   o << "); bottleneck: " << c.bound.bottleneck << "\n";
+  std::string cpu;
+  for (auto& m : c.modes)
+    if (m.cpu_seconds_per_attempt >= 0)
+      cpu += (cpu.empty() ? "" : ", ") + m.mode + " " + f("%.3f", m.cpu_seconds_per_attempt);
+  if (!cpu.empty())
+    o << "CPU seconds per attempt (leap and its children, all stages): " << cpu << "\n";
   if (auto* a = find_mode(c, "async")) {
     o << "async: " << f("%.3f", a->attempts_per_second) << " attempts/s = "
       << f("%.3f", c.fraction_of_bound) << " of the bound";
@@ -166,6 +175,10 @@ nlohmann::json mode_json(const mode_figures& m) {
   j["compiles_cancelled"] = m.compiles_cancelled;
   j["cancelled_attempts"] = m.cancelled_attempts;
   j["cache_hits"] = m.cache_hits;
+  if (m.cpu_seconds >= 0) {
+    j["cpu_seconds"] = m.cpu_seconds;
+    j["cpu_seconds_per_attempt"] = m.cpu_seconds_per_attempt;
+  }
   j["acc_at_1"] = m.acc_at_1;
   j["acc_at_3"] = m.acc_at_3;
   j["activated_groups"] = m.activated;
@@ -187,6 +200,10 @@ nlohmann::json bound_json(const bound_figures& b) {
   nlohmann::json j;
   j["attempts_per_second"] = finite_or_zero(b.attempts_per_second);
   j["bottleneck"] = b.bottleneck;
+  if (b.cores > 0) {
+    j["cores"] = b.cores;
+    j["cpu_seconds_per_attempt"] = b.cpu_seconds_per_attempt;
+  }
   for (auto& s : b.stages)
     j["stages"][s.stage] = {{"attempts_per_second", finite_or_zero(s.attempts_per_second)},
                             {"measured", s.measured}};

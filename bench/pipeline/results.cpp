@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <thread>
+
+#include <sched.h>
 
 namespace leap::bench {
 
@@ -98,12 +101,15 @@ mode_figures figures_of(const mode_run& r) {
   for (auto& [a, b] : r.learner) // clipped to the run
     lb += std::max(0.0, std::min(b, r.wall_seconds) - std::max(a, 0.0));
   f.learner_busy = r.wall_seconds > 0 ? lb / r.wall_seconds : 0.0;
+  f.cpu_seconds = r.cpu_seconds;
+  if (r.cpu_seconds >= 0 && f.attempts > 0)
+    f.cpu_seconds_per_attempt = r.cpu_seconds / static_cast<double>(f.attempts);
   return f;
 }
 
 bound_figures analytic_bound(const nominal_service& nominal, const mode_figures& ref,
                              std::uint32_t generators, std::uint32_t compilers,
-                             std::uint32_t executors) {
+                             std::uint32_t executors, unsigned cores) {
   bound_figures b;
   auto busy_of = [&](const std::string& stage) {
     for (auto& s : ref.stages)
@@ -134,6 +140,15 @@ bound_figures analytic_bound(const nominal_service& nominal, const mode_figures&
     c.attempts_per_second = attempts / ref.steps / nominal.learner_step;
     b.stages.push_back(c);
   }
+  if (cores > 0 && ref.cpu_seconds_per_attempt > 0) {
+    b.cores = cores;
+    b.cpu_seconds_per_attempt = ref.cpu_seconds_per_attempt;
+    bound_figures::stage_capacity c;
+    c.stage = "cpu";
+    c.measured = true;
+    c.attempts_per_second = cores / ref.cpu_seconds_per_attempt;
+    b.stages.push_back(c);
+  }
   b.attempts_per_second = std::numeric_limits<double>::infinity();
   for (auto& c : b.stages)
     if (c.attempts_per_second < b.attempts_per_second - 1e-12) {
@@ -146,6 +161,14 @@ bound_figures analytic_bound(const nominal_service& nominal, const mode_figures&
                                      <= 1e-9 * std::max(1.0, b.attempts_per_second))
       b.bottleneck += "=" + c.stage;
   return b;
+}
+
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 } // namespace leap::bench

@@ -35,6 +35,10 @@ struct mode_run {
   std::vector<pool_run> pools;  // generate, compile, execute
   std::vector<std::pair<double, double>> learner; // update intervals
   std::optional<std::string> failure; // why the run did not complete (absent: it did)
+  // CPU seconds (user + system) of this process and of the children it waited for (nvcc, the
+  // host compiler, the executors' workers) from the pipeline's start to its end; < 0: not
+  // measured (latency-model stages only, whose work is sleeping).
+  double cpu_seconds = -1;
 };
 
 struct stage_figures {
@@ -56,18 +60,25 @@ struct mode_figures {
   double acc_at_1 = 0, acc_at_3 = 0, activated = 0; // means over steps
   std::vector<stage_figures> stages;
   double learner_busy = 0;      // learner update seconds / wall
+  double cpu_seconds = -1;      // as mode_run::cpu_seconds
+  double cpu_seconds_per_attempt = -1; // cpu_seconds / attempts; < 0: not measured
 };
 
 // The capacity of each stage in attempts/s and their minimum.
 struct bound_figures {
   struct stage_capacity {
-    std::string stage;
+    std::string stage;          // generate, compile, execute, learner, cpu
     double attempts_per_second = 0;
     bool measured = false;      // from the run's own service times (real stages)
   };
   std::vector<stage_capacity> stages;
   double attempts_per_second = 0;
   std::string bottleneck;
+  // The shared CPU's term (present when `cores` > 0 and the reference mode's CPU was measured):
+  // cores / CPU seconds per attempt over all stages. Stages that each look fast enough in
+  // isolation cannot all run at once on too few cores.
+  unsigned cores = 0;
+  double cpu_seconds_per_attempt = -1;
 };
 
 // Nearest-rank percentile (q in [0, 1]) of unsorted values; 0 for none.
@@ -79,9 +90,14 @@ mode_figures figures_of(const mode_run& r);
 struct nominal_service {
   double generate = -1, compile = -1, execute = -1, learner_step = 0;
 };
-// workers per stage in the order generate, compile, execute.
+// workers per stage in the order generate, compile, execute. The bound is the smallest of each
+// stage's isolated capacity (workers / service seconds per attempt) and, when `cores` > 0 and
+// the reference mode's CPU was measured, of the CPU term cores / (CPU seconds per attempt).
 bound_figures analytic_bound(const nominal_service& nominal, const mode_figures& reference,
                              std::uint32_t generators, std::uint32_t compilers,
-                             std::uint32_t executors);
+                             std::uint32_t executors, unsigned cores = 0);
+
+// The CPUs this process may run on (sched_getaffinity; hardware_concurrency without it).
+unsigned usable_cores();
 
 } // namespace leap::bench

@@ -255,6 +255,38 @@ TEST(Results, FiguresFromAHandMadeTrace) {
   EXPECT_DOUBLE_EQ(f.learner_busy, 1.0 / 10.0); // the second update ends after the last step
 }
 
+TEST(Results, AnalyticBoundCountsTheSharedCpu) {
+  mode_run r;
+  r.mode = "async";
+  r.wall_seconds = 10;
+  step_point s1, s2;
+  s1.t = 5;
+  s2.t = 10;
+  s1.groups = s2.groups = 1;
+  s1.attempts = s2.attempts = 20;
+  r.steps = {s1, s2};
+  r.cpu_seconds = 16; // 40 attempts: 0.4 CPU s each
+  auto ref = figures_of(r);
+  EXPECT_DOUBLE_EQ(ref.cpu_seconds_per_attempt, 0.4);
+  nominal_service n;
+  n.generate = 0.1; // 1 / 0.1 = 10/s
+  n.compile = 0.5;  // 4 / 0.5 = 8/s
+  n.execute = 0.2;  // 2 / 0.2 = 10/s
+  // Each stage alone could do 8/s, but 2 cores at 0.4 CPU s per attempt give 5/s.
+  auto b = analytic_bound(n, ref, 1, 4, 2, 2);
+  EXPECT_DOUBLE_EQ(b.attempts_per_second, 5.0);
+  EXPECT_EQ(b.bottleneck, "cpu");
+  EXPECT_EQ(b.cores, 2u);
+  ASSERT_EQ(b.stages.size(), 4u);
+  EXPECT_EQ(b.stages[3].stage, "cpu");
+  // With 4 cores the CPU term (10/s) no longer binds: compile does.
+  EXPECT_EQ(analytic_bound(n, ref, 1, 4, 2, 4).bottleneck, "compile");
+  // Without cores (latency models) or without a measurement there is no CPU term.
+  EXPECT_EQ(analytic_bound(n, ref, 1, 4, 2).stages.size(), 3u);
+  r.cpu_seconds = -1;
+  EXPECT_EQ(analytic_bound(n, figures_of(r), 1, 4, 2, 2).stages.size(), 3u);
+}
+
 TEST(Results, AnalyticBoundIsTheSmallestStageCapacity) {
   mode_figures ref;
   ref.attempts = 100;
