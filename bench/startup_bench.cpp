@@ -1,0 +1,118 @@
+// bench_startup: what a script pays per `leap` call (issue 19 "start-up"). Each benchmark starts
+// one process and waits for it: `version`, and a `check --reference` whose build is already in
+// the cache, through the `leap` front end (no LibTorch) and through `leap-torch` (every verb,
+// LibTorch loaded; started without OMP_WAIT_POLICY it re-executes itself once, exactly as the
+// single `leap` binary did before the split). Wall time per call, manual timing, 10 repetitions
+// with min / median / max; run with --benchmark_enable_random_interleaving=true to alternate.
+#include "common/fs.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace {
+
+const std::string bin_dir = LEAP_BINARY_DIR;
+
+// The cache of the check benchmarks: a fresh one, warmed by one check before any timing.
+const std::string& cache_dir() {
+  static const std::string dir = [] {
+    auto d = leap::make_temp_dir(leap::temp_root(), "leap-startup-bench-");
+    return d ? *d : std::string("/tmp");
+  }();
+  return dir;
+}
+
+// Runs argv with stdout and stderr on /dev/null and without OMP_WAIT_POLICY; its exit status.
+int run(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("OMP_WAIT_POLICY=", 0) != 0)
+      env_s.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_s)
+    envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return -1;
+  int st = 0;
+  if (::waitpid(pid, &st, 0) != pid)
+    return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::vector<std::string> command(const std::string& exe, bool check) {
+  std::vector<std::string> a{bin_dir + "/" + exe};
+  if (!check) {
+    a.push_back("version");
+    return a;
+  }
+  for (const char* s : {"--set", "environment.backend=cpu", "--set"})
+    a.push_back(s);
+  a.push_back("environment.cache_dir=" + cache_dir());
+  for (const char* s : {"check", "--task", "relu", "--reference"})
+    a.push_back(s);
+  return a;
+}
+
+void bm_start(benchmark::State& state, const std::string& exe, bool check) {
+  const auto args = command(exe, check);
+  if (check && run(command("leap", true)) != 0) { // builds the reference once (the cache hit)
+    state.SkipWithError("the warm-up check failed (see `leap check --task relu --reference`)");
+    return;
+  }
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = run(args);
+    auto t1 = std::chrono::steady_clock::now();
+    if (rc != 0) {
+      state.SkipWithError(("exit status " + std::to_string(rc)).c_str());
+      return;
+    }
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+  }
+}
+
+double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+
+void shape(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(10)
+    ->ComputeStatistics("min", min_of)
+    ->ComputeStatistics("max", max_of)
+    ->ReportAggregatesOnly(true);
+}
+
+} // namespace
+
+BENCHMARK_CAPTURE(bm_start, version/leap, std::string("leap"), false)->Apply(shape);
+BENCHMARK_CAPTURE(bm_start, version/leap_torch, std::string("leap-torch"), false)->Apply(shape);
+BENCHMARK_CAPTURE(bm_start, check_cached/leap, std::string("leap"), true)->Apply(shape);
+BENCHMARK_CAPTURE(bm_start, check_cached/leap_torch, std::string("leap-torch"), true)->Apply(shape);
+
+BENCHMARK_MAIN();
