@@ -248,3 +248,42 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   fs::remove_all(out);
   fs::remove_all(logs);
 }
+
+TEST(ExperimentE2E, WithoutAWarmStartTheExperimentMakesOneAndKeepsIt) {
+  // tiny.toml cut to one arm and one seed, without train.warm_start: DIR/warm_start is made by
+  // `leap pretrain` of the file's config, then reused by the rerun.
+  auto text = *read_file(tiny_toml);
+  text = replace_all(text, "seeds = 2 ", "seeds = 1 ");
+  text = text.substr(0, text.find("[[experiment.arms]]\nname = \"grpo1\""));
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-own-");
+  const auto file = dir + "/one.toml";
+  std::ofstream(file) << text;
+  const auto out = dir + "/out";
+  auto run = [&](const std::string& name) {
+    auto p = std::make_unique<test::leap_process>(
+      std::vector<std::string>{LEAP_BINARY, "--config", file, "--set",
+                               "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+                               "experiment", "--out", out},
+      dir + "/" + name);
+    EXPECT_TRUE(p->exited(std::chrono::minutes(10))) << name << " did not finish";
+    return p;
+  };
+  auto first = run("first");
+  ASSERT_TRUE(first->exited_ok()) << first->out() << first->err();
+  EXPECT_NE(first->out().find("warm start: leap pretrain into " + out + "/warm_start"),
+            std::string::npos) << first->out();
+  EXPECT_TRUE(fs::exists(out + "/warm_start/model.safetensors"));
+  EXPECT_FALSE(fs::exists(out + "/warm_start.partial"));
+  auto r = ex::read_run_result(out + "/runs/leap/seed1");
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto j = nlohmann::json::parse(*read_file(out + "/runs/leap/seed1/eval.json"));
+  EXPECT_EQ(j["warm_start"], out + "/warm_start");
+  EXPECT_EQ(split_lines(*read_file(out + "/results.csv")).size(), 2u);
+  const auto weights_time = fs::last_write_time(out + "/warm_start/model.safetensors");
+  auto second = run("second");
+  ASSERT_TRUE(second->exited_ok()) << second->out() << second->err();
+  EXPECT_NE(second->out().find("(kept)"), std::string::npos) << second->out();
+  EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 1u) << second->out();
+  EXPECT_EQ(fs::last_write_time(out + "/warm_start/model.safetensors"), weights_time);
+  fs::remove_all(dir);
+}
