@@ -306,6 +306,13 @@ int run_experiment(const command_context& ctx) {
                 clock_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()).c_str());
   } else {
     std::printf("warm start: %s (kept)\n", warm.c_str());
+    // Made by an earlier invocation with another config (e.g. [policy] or [sft] edited since)?
+    if (own_warm)
+      if (auto made_with = read_file(out + "/warm_start.toml");
+          made_with && *made_with != config::to_toml(base))
+        std::fprintf(stderr, "leap experiment: warning: %s was made with another configuration "
+                             "(%s/warm_start.toml differs from the file's now); remove it to "
+                             "make it again\n", warm.c_str(), out.c_str());
   }
   std::fflush(stdout);
 

@@ -143,6 +143,36 @@ TEST(ExperimentStats, StudentIntervalOverSeeds) {
   EXPECT_FALSE(ex::mean_interval({}));
 }
 
+TEST(ExperimentStats, TrainingFiguresFromMetrics) {
+  // Four steps of 30 s; training Acc@1 0.2, 0.6, 0.7, 0.9: the running mean of the last <= 3
+  // steps is 0.2, 0.4, 0.5, 0.733, so a target of 0.5 is reached at step 3, after 1.5 minutes.
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-metrics-");
+  std::ofstream m(dir + "/metrics.jsonl");
+  const double acc[] = {0.2, 0.6, 0.7, 0.9};
+  for (int i = 0; i < 4; ++i)
+    m << nlohmann::json{{"step", i + 1}, {"acc_at_1", acc[i]}, {"step_seconds", 30.0},
+                        {"activated_groups", i < 2 ? 0.5 : 0.0},
+                        {"recovery", i == 0 ? nlohmann::json(0.25) : nlohmann::json()},
+                        {"compiles", 6}, {"cache_hits", 2}, {"compiles_later_turns", 3}}
+           .dump()
+      << "\n";
+  m.close();
+  ex::run_result r;
+  ASSERT_TRUE(ex::add_training_figures(dir, 0.5, r).ok());
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.train_minutes, 2.0, 1e-12);
+  ASSERT_TRUE(r.minutes_to_target);
+  EXPECT_NEAR(*r.minutes_to_target, 1.5, 1e-12);
+  EXPECT_NEAR(r.activated, 0.25, 1e-12);
+  ASSERT_TRUE(r.recovery);
+  EXPECT_NEAR(*r.recovery, 0.25, 1e-12);
+  EXPECT_EQ(r.compiles_turn1, 4 * 5);
+  EXPECT_EQ(r.compiles_later, 4 * 3);
+  ASSERT_TRUE(ex::add_training_figures(dir, 0.95, r).ok());
+  EXPECT_FALSE(r.minutes_to_target);
+  fs::remove_all(dir);
+}
+
 TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns) {
   const auto warm = test::warm_start();
   ASSERT_FALSE(warm.empty());
