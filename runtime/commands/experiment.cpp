@@ -149,6 +149,9 @@ int run_experiment(const command_context& ctx) {
       std::fprintf(stderr, "leap: %s\n", r.message().c_str());
       return exit_usage;
     }
+  if (auto b = args.opt("--backend"))
+    if (auto r = config::apply_override(base, "environment.backend=" + *b, &origins); !r)
+      return usage_error("--backend " + *b + ": expected auto, cpu or cuda");
   if (auto r = config::check_consistency(base, origins); !r) {
     std::fprintf(stderr, "leap: %s\n", r.message().c_str());
     return exit_usage;
