@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <chrono>
 #include <cstdio>
@@ -46,7 +47,15 @@ namespace {
 namespace ex = experiment;
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_experiment_signal(int) { g_interrupted.store(true); }
+std::atomic<pid_t> g_child{0};
+// Ctrl-C or SIGTERM: stop after the running child, and pass the signal on to it (a kill of the
+// parent alone would otherwise leave `leap train` running to its budget): `leap train` saves its
+// checkpoint and exits 130.
+extern "C" void on_experiment_signal(int sig) {
+  g_interrupted.store(true);
+  if (pid_t p = g_child.load(); p > 0)
+    ::kill(p, sig);
+}
 
 // Runs this binary with `args`, stdout and stderr to files; returns its exit status (128 + signal
 // when killed), or -1 when it could not start.
@@ -67,10 +76,16 @@ int run_child(const std::vector<std::string>& args, const std::string& out_path,
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
     return -1;
+  g_child.store(pid);
+  if (g_interrupted.load()) // a signal that came before the child's pid was known
+    ::kill(pid, SIGINT);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
+    if (errno != EINTR) {
+      g_child.store(0);
       return -1;
+    }
+  g_child.store(0);
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
   if (WIFSIGNALED(status))

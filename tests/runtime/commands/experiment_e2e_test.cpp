@@ -317,3 +317,48 @@ TEST(ExperimentE2E, WithoutAWarmStartTheExperimentMakesOneAndKeepsIt) {
   EXPECT_EQ(fs::last_write_time(out + "/warm_start/model.safetensors"), weights_time);
   fs::remove_all(dir);
 }
+
+TEST(ExperimentE2E, AFailedRunIsReportedTheOthersGoOnAndARerunRetriesIt) {
+  // Arm "broken" trains on an eval-split task, which `leap train` refuses (exit 2).
+  const auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto text = *read_file(tiny_toml);
+  text = replace_all(text, "seeds = 2 ", "seeds = 1 ");
+  text = text.substr(0, text.find("[[experiment.arms]]\nname = \"leap\""));
+  text += "[[experiment.arms]]\nname = \"broken\"\nset = ['train.tasks=[\"elu\"]']\n\n"
+          "[[experiment.arms]]\nname = \"fine\"\nset = [\"train.max_turns=1\"]\n";
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-failed-");
+  const auto file = dir + "/failed.toml";
+  std::ofstream(file) << text;
+  const auto out = dir + "/out";
+  auto run = [&](const std::string& name) {
+    auto p = std::make_unique<test::leap_process>(
+      std::vector<std::string>{LEAP_BINARY, "--config", file, "--set",
+                               "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+                               "--set", "train.warm_start=" + warm, "experiment", "--out", out},
+      dir + "/" + name);
+    EXPECT_TRUE(p->exited(std::chrono::minutes(10))) << name << " did not finish";
+    return p;
+  };
+  auto first = run("first");
+  EXPECT_TRUE(WIFEXITED(first->status()) && WEXITSTATUS(first->status()) == 1)
+    << first->out() << first->err();
+  EXPECT_NE(first->err().find("broken seed 1: leap train failed (exit 2); see " + out
+                              + "/runs/broken/seed1/train.log"),
+            std::string::npos) << first->err();
+  EXPECT_NE(first->err().find("1 run(s) failed"), std::string::npos) << first->err();
+  auto log = read_file(out + "/runs/broken/seed1/train.log");
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("elu"), std::string::npos) << *log;
+  EXPECT_TRUE(ex::read_run_result(out + "/runs/fine/seed1").ok());
+  auto lines = split_lines(*read_file(out + "/results.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_TRUE(starts_with(lines[1], "broken,broken,0,1,,")) << lines[1];
+  EXPECT_TRUE(starts_with(lines[2], "fine,fine,1,1,")) << lines[2];
+  auto second = run("second");
+  EXPECT_TRUE(WIFEXITED(second->status()) && WEXITSTATUS(second->status()) == 1);
+  EXPECT_EQ(count_of(second->out(), "an unfinished run is there; starting it over"), 1u)
+    << second->out();
+  EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 1u) << second->out();
+  fs::remove_all(dir);
+}
