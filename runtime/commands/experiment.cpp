@@ -202,7 +202,7 @@ int run_experiment(const command_context& ctx) {
     }
   } restore_signals{old_int, old_term};
 
-  // Every run's config, checked before anything runs.
+  // The warm start: the file's train.warm_start, else DIR/warm_start (made below when missing).
   std::string warm = base.train.warm_start;
   const bool own_warm = warm.empty();
   if (own_warm)
