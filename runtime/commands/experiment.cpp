@@ -128,6 +128,13 @@ std::string clock_text(double s) {
   return buf;
 }
 
+// A number as %g writes it (0.05, 2, 1.5).
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 // The last non-empty line of a file.
 std::string last_line(const std::string& path) {
   auto text = read_file(path);
@@ -215,7 +222,7 @@ int run_experiment(const command_context& ctx) {
               "run: %s; eval seed %lld\n",
               spec.arms.size(), spec.seeds.size(), jobs.size(), out.c_str(), commit.c_str(),
               spec.max_minutes > 0 || spec.max_compiles > 0
-                ? ((spec.max_minutes > 0 ? format_fixed(spec.max_minutes, 1) + " min" : "")
+                ? ((spec.max_minutes > 0 ? number_text(spec.max_minutes) + " min" : "")
                    + (spec.max_minutes > 0 && spec.max_compiles > 0 ? " or " : "")
                    + (spec.max_compiles > 0 ? std::to_string(spec.max_compiles) + " compile requests" : ""))
                     .c_str()
@@ -269,7 +276,7 @@ int run_experiment(const command_context& ctx) {
       "config: " + file + "; " + std::to_string(finished.size()) + " of "
         + std::to_string(jobs.size()) + " runs finished",
       "budget per run: "
-        + (spec.max_minutes > 0 ? format_fixed(spec.max_minutes, 2) + " min of learner steps " : "")
+        + (spec.max_minutes > 0 ? number_text(spec.max_minutes) + " min of learner steps " : "")
         + (spec.max_compiles > 0 ? std::to_string(spec.max_compiles) + " compile requests " : "")
         + "(train.steps = " + std::to_string(base.train.steps) + " at most); eval seed "
         + std::to_string(spec.eval_seed) + ", eval.group_size " + std::to_string(base.eval.group_size)
