@@ -569,7 +569,7 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
     "h1{font-size:20px;margin:0 0 4px}p,li{color:#555;font-size:13px}\n"
     "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}\n"
     "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}\n"
-    "td:first-child{text-align:left}td.p{color:#777;background:#fafafa}\n"
+    "td:first-child,th:first-child{text-align:left}td.p{color:#777;background:#fafafa}\n"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:middle}\n"
     ".charts{display:flex;flex-wrap:wrap;gap:8px}\n"
     ".charts svg{border:1px solid #e4e4e4;background:#fff}\n"
