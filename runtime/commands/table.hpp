@@ -90,6 +90,7 @@ command version_command();
 command node_command();
 command serve_command();
 command report_command();
+command experiment_command();
 command cluster_status_command();
 command tokenize_command();
 

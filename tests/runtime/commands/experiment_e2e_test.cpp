@@ -1,0 +1,367 @@
+// `leap experiment`: the [experiment] section's reader and its errors, the statistics (Student t
+// interval) and the result files (no processes); then configs/experiments/tiny.toml end to end
+// (2 arms x 2 seeds, one learner step each, the tests' tiny warm start): the three result files
+// with their columns, every run's eval.json, and a rerun that keeps the finished runs and redoes
+// a half one; a changed configuration is refused.
+#include "common/fs.hpp"
+#include "common/strings.hpp"
+#include "runtime/commands/experiment_data.hpp"
+#include "tests/runtime/cluster/leap_process.hpp"
+#include "tests/runtime/commands/tiny_warm_start.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace fs = std::filesystem;
+using namespace leap;
+using namespace leap::runtime;
+namespace ex = leap::runtime::experiment;
+
+namespace {
+
+const std::string tiny_toml = std::string(LEAP_SOURCE_DIR) + "/configs/experiments/tiny.toml";
+
+config::leap_config base_of(const std::string& path) {
+  auto cfg = config::defaults();
+  EXPECT_TRUE(config::apply_file(cfg, path, {"experiment"}).ok());
+  return cfg;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto dir = *make_temp_dir(temp_root(), "leap-experiment-spec-");
+  auto path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size()))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST(ExperimentSpec, TheTinyAndThePaperFilesLoad) {
+  auto s = ex::load_spec(tiny_toml, base_of(tiny_toml));
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(s->arms.size(), 2u);
+  EXPECT_EQ(s->arms[0].name, "leap");
+  EXPECT_EQ(s->arms[1].label, "single-turn GRPO");
+  EXPECT_EQ(s->seeds, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(s->max_compiles, 1000);
+  EXPECT_EQ(s->eval_seed, 7);
+  ASSERT_TRUE(s->arms[0].paper.acc1.has_value());
+  EXPECT_DOUBLE_EQ(*s->arms[0].paper.acc1, 70.0);
+  auto cfg = ex::run_config(base_of(tiny_toml), *s, s->arms[1], 2, "/w");
+  ASSERT_TRUE(cfg.ok()) << cfg.message();
+  EXPECT_EQ(cfg->train.max_turns, 1);
+  EXPECT_EQ(cfg->train.seed, 2u);
+  EXPECT_EQ(cfg->eval.seed, 7u);
+  EXPECT_EQ(cfg->train.max_compiles, 1000);
+  EXPECT_EQ(cfg->train.warm_start, "/w");
+  // The hash leaves the warm start's path out, and tells the arms and seeds apart.
+  auto moved = ex::run_config(base_of(tiny_toml), *s, s->arms[1], 2, "/elsewhere");
+  EXPECT_EQ(ex::config_hash(*cfg), ex::config_hash(*moved));
+  auto other_seed = ex::run_config(base_of(tiny_toml), *s, s->arms[1], 1, "/w");
+  EXPECT_NE(ex::config_hash(*cfg), ex::config_hash(*other_seed));
+
+  const std::string paper = std::string(LEAP_SOURCE_DIR) + "/configs/experiments/paper.toml";
+  auto p = ex::load_spec(paper, base_of(paper));
+  ASSERT_TRUE(p.ok()) << p.message();
+  std::vector<std::string> names;
+  for (auto& a : p->arms)
+    names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"leap", "grpo_single", "grpo_multi", "dcp_lt50",
+                                             "trloo", "discounted"}));
+  EXPECT_EQ(p->seeds.size(), 3u);
+  EXPECT_GT(p->max_minutes, 0);
+}
+
+TEST(ExperimentSpec, ErrorsNameTheFileTheArmAndTheKey) {
+  auto path = write_temp("bad.toml", R"([experiment]
+seeds = [1, 1]
+budget = 3
+
+[[experiment.arms]]
+name = "a"
+set = ["train.estimatr=rank", "train.group_size=0"]
+
+[[experiment.arms]]
+name = "b"
+set = ["train.seed=4", "train.dcp=maybe"]
+
+[[experiment.arms]]
+name = "a"
+)");
+  auto s = ex::load_spec(path, config::defaults());
+  ASSERT_FALSE(s.ok());
+  const auto m = s.message();
+  EXPECT_NE(m.find(path + ":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("seed 1 is listed twice"), std::string::npos) << m;
+  EXPECT_NE(m.find("experiment.budget: unknown key"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":7:"), std::string::npos) << m;
+  EXPECT_NE(m.find("arm 'a': train.estimatr:"), std::string::npos) << m;
+  EXPECT_NE(m.find("arm 'a': train.group_size:"), std::string::npos) << m;
+  EXPECT_NE(m.find("arm 'b': train.seed: an arm may not set it"), std::string::npos) << m;
+  EXPECT_NE(m.find("arm 'b': train.dcp:"), std::string::npos) << m;
+  EXPECT_NE(m.find("arm 'a': the name is used by an earlier arm"), std::string::npos) << m;
+  // Rules across keys, per arm.
+  auto path2 = write_temp("bad2.toml", R"([experiment]
+seeds = 1
+[[experiment.arms]]
+name = "x"
+set = ["train.dcp_t_min=0.9", "train.dcp_t_max=0.2"]
+)");
+  auto s2 = ex::load_spec(path2, config::defaults());
+  ASSERT_FALSE(s2.ok());
+  EXPECT_NE(s2.message().find("arm 'x'"), std::string::npos) << s2.message();
+  EXPECT_NE(s2.message().find("dcp_t_min"), std::string::npos) << s2.message();
+  const auto path3 = write_temp("none.toml", "[train]\nsteps = 2\n");
+  auto none = ex::load_spec(path3, config::defaults());
+  EXPECT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("needs an [experiment] section"), std::string::npos);
+  for (auto& p : {path, path2, path3})
+    fs::remove_all(fs::path(p).parent_path());
+}
+
+TEST(ExperimentStats, StudentIntervalOverSeeds) {
+  EXPECT_DOUBLE_EQ(ex::t95(1), 12.706);
+  EXPECT_DOUBLE_EQ(ex::t95(2), 4.303);
+  EXPECT_DOUBLE_EQ(ex::t95(1000), 1.960);
+  auto iv = ex::mean_interval({0.2, 0.4, 0.6});
+  ASSERT_TRUE(iv && iv->half_width);
+  EXPECT_NEAR(iv->mean, 0.4, 1e-12);
+  // s = 0.2, n = 3: 4.303 * 0.2 / sqrt(3)
+  EXPECT_NEAR(*iv->half_width, 4.303 * 0.2 / std::sqrt(3.0), 1e-12);
+  auto one = ex::mean_interval({0.5});
+  ASSERT_TRUE(one);
+  EXPECT_FALSE(one->half_width);
+  EXPECT_FALSE(ex::mean_interval({}));
+}
+
+TEST(ExperimentStats, TrainingFiguresFromMetrics) {
+  // Four steps of 30 s; training Acc@1 0.2, 0.6, 0.7, 0.9: the running mean of the last <= 3
+  // steps is 0.2, 0.4, 0.5, 0.733, so a target of 0.5 is reached at step 3, after 1.5 minutes.
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-metrics-");
+  std::ofstream m(dir + "/metrics.jsonl");
+  const double acc[] = {0.2, 0.6, 0.7, 0.9};
+  for (int i = 0; i < 4; ++i)
+    m << nlohmann::json{{"step", i + 1}, {"acc_at_1", acc[i]}, {"step_seconds", 30.0},
+                        {"activated_groups", i < 2 ? 0.5 : 0.0},
+                        {"recovery", i == 0 ? nlohmann::json(0.25) : nlohmann::json()},
+                        {"compiles", 6}, {"cache_hits", 2}, {"compiles_later_turns", 3}}
+           .dump()
+      << "\n";
+  m.close();
+  ex::run_result r;
+  ASSERT_TRUE(ex::add_training_figures(dir, 0.5, r).ok());
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.train_minutes, 2.0, 1e-12);
+  ASSERT_TRUE(r.minutes_to_target);
+  EXPECT_NEAR(*r.minutes_to_target, 1.5, 1e-12);
+  EXPECT_NEAR(r.activated, 0.25, 1e-12);
+  ASSERT_TRUE(r.recovery);
+  EXPECT_NEAR(*r.recovery, 0.25, 1e-12);
+  EXPECT_EQ(r.compiles_turn1, 4 * 5);
+  EXPECT_EQ(r.compiles_later, 4 * 3);
+  ASSERT_TRUE(ex::add_training_figures(dir, 0.95, r).ok());
+  EXPECT_FALSE(r.minutes_to_target);
+  fs::remove_all(dir);
+}
+
+TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns) {
+  const auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  const auto out = *make_temp_dir(temp_root(), "leap-experiment-");
+  const auto logs = *make_temp_dir(temp_root(), "leap-experiment-logs-");
+  auto run = [&](const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {LEAP_BINARY, "--config", tiny_toml, "--set",
+                                     "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+                                     "--set", "train.warm_start=" + warm};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (auto a : {"experiment", "--out"})
+      args.push_back(a);
+    args.push_back(out);
+    auto p = std::make_unique<test::leap_process>(args, logs + "/" + name);
+    EXPECT_TRUE(p->exited(std::chrono::minutes(10))) << name << " did not finish";
+    return p;
+  };
+  auto first = run("first");
+  ASSERT_TRUE(first->exited_ok()) << first->out() << first->err();
+  EXPECT_NE(first->out().find("ETA"), std::string::npos) << first->out();
+  const std::vector<std::pair<std::string, int>> runs = {
+    {"leap", 1}, {"grpo1", 1}, {"leap", 2}, {"grpo1", 2}};
+  for (auto& [arm, seed] : runs) {
+    const auto dir = out + "/runs/" + arm + "/seed" + std::to_string(seed);
+    auto r = ex::read_run_result(dir);
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->arm, arm);
+    EXPECT_EQ(r->seed, seed);
+    EXPECT_EQ(r->steps, 1);
+    EXPECT_FALSE(r->commit.empty());
+    EXPECT_EQ(r->config_hash.size(), 16u);
+    EXPECT_FALSE(r->task_suite.empty());
+    EXPECT_TRUE(fs::exists(dir + "/metrics.jsonl"));
+    EXPECT_TRUE(fs::exists(dir + "/config.toml"));
+    auto j = nlohmann::json::parse(*read_file(dir + "/eval.json"));
+    EXPECT_EQ(j["eval"]["split"], "eval");
+    EXPECT_EQ(j["eval"]["group_size"], 2);
+    // The single-turn arm never compiled a later turn.
+    if (arm == "grpo1") {
+      EXPECT_EQ(r->compiles_later, 0);
+    }
+  }
+  // The warm start was the given one: no pretrain ran.
+  EXPECT_FALSE(fs::exists(out + "/warm_start"));
+  auto table = read_file(out + "/table.md");
+  ASSERT_TRUE(table.ok());
+  for (auto col : {"| arm | seeds | Acc@1 | Acc@2 | Acc@3 | turns / pass | activated % | "
+                   "recovery % | compiles turn 1 | compiles later | min to target (reached) | "
+                   "paper Acc@1/2/3 |",
+                   "| LEAP (rank + DCP) | 2/2 |", "| single-turn GRPO | 2/2 |",
+                   "70.0 / 79.2 / 80.8", "not comparable in level"})
+    EXPECT_NE(table->find(col), std::string::npos) << col << "\n" << *table;
+  auto csv = read_file(out + "/results.csv");
+  ASSERT_TRUE(csv.ok());
+  auto lines = split_lines(*csv);
+  ASSERT_EQ(lines.size(), 3u) << *csv;
+  EXPECT_EQ(lines[0], "arm,label,seeds_done,seeds,acc1_mean,acc1_ci95,acc2_mean,acc2_ci95,"
+                      "acc3_mean,acc3_ci95,turns_per_pass_mean,turns_per_pass_ci95,activated_mean,"
+                      "activated_ci95,recovery_mean,recovery_ci95,compiles_turn1_mean,"
+                      "compiles_turn1_ci95,compiles_later_mean,compiles_later_ci95,"
+                      "minutes_to_target_mean,minutes_to_target_ci95,target_acc1,target_reached,"
+                      "paper_acc1,paper_acc2,paper_acc3,paper_turns_per_pass,paper_activated,"
+                      "paper_recovery,commits,config_hashes,task_suites");
+  EXPECT_TRUE(starts_with(lines[1], "leap,LEAP (rank + DCP),2,2,")) << lines[1];
+  EXPECT_TRUE(starts_with(lines[2], "grpo1,single-turn GRPO,2,2,")) << lines[2];
+  auto runs_csv = read_file(out + "/runs.csv");
+  ASSERT_TRUE(runs_csv.ok());
+  EXPECT_EQ(split_lines(*runs_csv).size(), 5u);
+  auto html = read_file(out + "/report.html");
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("<svg"), std::string::npos);
+  EXPECT_NE(html->find("single-turn GRPO"), std::string::npos);
+
+  // A half run (its eval.json gone, as if killed while evaluating) is redone from scratch; the
+  // finished ones are kept untouched.
+  const auto kept = out + "/runs/leap/seed1/eval.json";
+  const auto kept_time = fs::last_write_time(kept);
+  const auto kept_text = *read_file(kept);
+  fs::remove(out + "/runs/grpo1/seed2/eval.json");
+  auto second = run("second");
+  ASSERT_TRUE(second->exited_ok()) << second->out() << second->err();
+  EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 3u) << second->out();
+  EXPECT_EQ(count_of(second->out(), "an unfinished run is there; starting it over"), 1u)
+    << second->out();
+  EXPECT_EQ(count_of(second->out(), ": training ("), 1u) << second->out();
+  EXPECT_EQ(fs::last_write_time(kept), kept_time);
+  EXPECT_EQ(*read_file(kept), kept_text);
+  EXPECT_TRUE(ex::read_run_result(out + "/runs/grpo1/seed2").ok());
+  EXPECT_EQ(split_lines(*read_file(out + "/runs.csv")).size(), 5u);
+
+  // Everything finished: a third run trains nothing.
+  auto third = run("third");
+  ASSERT_TRUE(third->exited_ok()) << third->out() << third->err();
+  EXPECT_EQ(count_of(third->out(), "finished earlier, kept"), 4u) << third->out();
+  EXPECT_EQ(count_of(third->out(), ": training ("), 0u) << third->out();
+
+  // Another configuration on the same directory is refused: the table would mix two.
+  auto changed = run("changed", {"--set", "train.temperature=0.5"});
+  EXPECT_TRUE(WIFEXITED(changed->status()) && WEXITSTATUS(changed->status()) == 2)
+    << changed->out() << changed->err();
+  EXPECT_NE(changed->err().find("was run with another configuration"), std::string::npos)
+    << changed->err();
+  fs::remove_all(out);
+  fs::remove_all(logs);
+}
+
+TEST(ExperimentE2E, WithoutAWarmStartTheExperimentMakesOneAndKeepsIt) {
+  // tiny.toml cut to one arm and one seed, without train.warm_start: DIR/warm_start is made by
+  // `leap pretrain` of the file's config, then reused by the rerun.
+  auto text = *read_file(tiny_toml);
+  text = replace_all(text, "seeds = 2 ", "seeds = 1 ");
+  text = text.substr(0, text.find("[[experiment.arms]]\nname = \"grpo1\""));
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-own-");
+  const auto file = dir + "/one.toml";
+  std::ofstream(file) << text;
+  const auto out = dir + "/out";
+  auto run = [&](const std::string& name) {
+    auto p = std::make_unique<test::leap_process>(
+      std::vector<std::string>{LEAP_BINARY, "--config", file, "--set",
+                               "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+                               "experiment", "--out", out},
+      dir + "/" + name);
+    EXPECT_TRUE(p->exited(std::chrono::minutes(10))) << name << " did not finish";
+    return p;
+  };
+  auto first = run("first");
+  ASSERT_TRUE(first->exited_ok()) << first->out() << first->err();
+  EXPECT_NE(first->out().find("warm start: leap pretrain into " + out + "/warm_start"),
+            std::string::npos) << first->out();
+  EXPECT_TRUE(fs::exists(out + "/warm_start/model.safetensors"));
+  EXPECT_FALSE(fs::exists(out + "/warm_start.partial"));
+  auto r = ex::read_run_result(out + "/runs/leap/seed1");
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto j = nlohmann::json::parse(*read_file(out + "/runs/leap/seed1/eval.json"));
+  EXPECT_EQ(j["warm_start"], out + "/warm_start");
+  EXPECT_EQ(split_lines(*read_file(out + "/results.csv")).size(), 2u);
+  const auto weights_time = fs::last_write_time(out + "/warm_start/model.safetensors");
+  auto second = run("second");
+  ASSERT_TRUE(second->exited_ok()) << second->out() << second->err();
+  EXPECT_NE(second->out().find("(kept)"), std::string::npos) << second->out();
+  EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 1u) << second->out();
+  EXPECT_EQ(fs::last_write_time(out + "/warm_start/model.safetensors"), weights_time);
+  fs::remove_all(dir);
+}
+
+TEST(ExperimentE2E, AFailedRunIsReportedTheOthersGoOnAndARerunRetriesIt) {
+  // Arm "broken" trains on an eval-split task, which `leap train` refuses (exit 2).
+  const auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto text = *read_file(tiny_toml);
+  text = replace_all(text, "seeds = 2 ", "seeds = 1 ");
+  text = text.substr(0, text.find("[[experiment.arms]]\nname = \"leap\""));
+  text += "[[experiment.arms]]\nname = \"broken\"\nset = ['train.tasks=[\"elu\"]']\n\n"
+          "[[experiment.arms]]\nname = \"fine\"\nset = [\"train.max_turns=1\"]\n";
+  const auto dir = *make_temp_dir(temp_root(), "leap-experiment-failed-");
+  const auto file = dir + "/failed.toml";
+  std::ofstream(file) << text;
+  const auto out = dir + "/out";
+  auto run = [&](const std::string& name) {
+    auto p = std::make_unique<test::leap_process>(
+      std::vector<std::string>{LEAP_BINARY, "--config", file, "--set",
+                               "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+                               "--set", "train.warm_start=" + warm, "experiment", "--out", out},
+      dir + "/" + name);
+    EXPECT_TRUE(p->exited(std::chrono::minutes(10))) << name << " did not finish";
+    return p;
+  };
+  auto first = run("first");
+  EXPECT_TRUE(WIFEXITED(first->status()) && WEXITSTATUS(first->status()) == 1)
+    << first->out() << first->err();
+  EXPECT_NE(first->err().find("broken seed 1: leap train failed (exit 2); see " + out
+                              + "/runs/broken/seed1/train.log"),
+            std::string::npos) << first->err();
+  EXPECT_NE(first->err().find("1 run(s) failed"), std::string::npos) << first->err();
+  auto log = read_file(out + "/runs/broken/seed1/train.log");
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("elu"), std::string::npos) << *log;
+  EXPECT_TRUE(ex::read_run_result(out + "/runs/fine/seed1").ok());
+  auto lines = split_lines(*read_file(out + "/results.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_TRUE(starts_with(lines[1], "broken,broken,0,1,,")) << lines[1];
+  EXPECT_TRUE(starts_with(lines[2], "fine,fine,1,1,")) << lines[2];
+  auto second = run("second");
+  EXPECT_TRUE(WIFEXITED(second->status()) && WEXITSTATUS(second->status()) == 1);
+  EXPECT_EQ(count_of(second->out(), "an unfinished run is there; starting it over"), 1u)
+    << second->out();
+  EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 1u) << second->out();
+  fs::remove_all(dir);
+}
