@@ -81,7 +81,7 @@ TEST(ExperimentSpec, TheTinyAndThePaperFilesLoad) {
   EXPECT_EQ(names, (std::vector<std::string>{"leap", "grpo_single", "grpo_multi", "dcp_lt50",
                                              "trloo", "discounted"}));
   EXPECT_EQ(p->seeds.size(), 3u);
-  EXPECT_GT(p->max_minutes, 0);
+  EXPECT_GT(p->max_compiles, 0); // a compile budget: fair whatever else the machine runs
 }
 
 TEST(ExperimentSpec, ErrorsNameTheFileTheArmAndTheKey) {
