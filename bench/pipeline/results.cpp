@@ -102,8 +102,10 @@ mode_figures figures_of(const mode_run& r) {
     lb += std::max(0.0, std::min(b, r.wall_seconds) - std::max(a, 0.0));
   f.learner_busy = r.wall_seconds > 0 ? lb / r.wall_seconds : 0.0;
   f.cpu_seconds = r.cpu_seconds;
-  if (r.cpu_seconds >= 0 && f.attempts > 0)
+  if (r.cpu_seconds >= 0 && f.attempts > 0) {
     f.cpu_seconds_per_attempt = r.cpu_seconds / static_cast<double>(f.attempts);
+    f.cpu_self_seconds_per_attempt = r.cpu_self_seconds / static_cast<double>(f.attempts);
+  }
   return f;
 }
 

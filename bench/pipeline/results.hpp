@@ -39,6 +39,7 @@ struct mode_run {
   // host compiler, the executors' workers) from the pipeline's start to its end; < 0: not
   // measured (latency-model stages only, whose work is sleeping).
   double cpu_seconds = -1;
+  double cpu_self_seconds = -1; // the part of cpu_seconds spent in this process (generation, CAF)
 };
 
 struct stage_figures {
@@ -62,6 +63,7 @@ struct mode_figures {
   double learner_busy = 0;      // learner update seconds / wall
   double cpu_seconds = -1;      // as mode_run::cpu_seconds
   double cpu_seconds_per_attempt = -1; // cpu_seconds / attempts; < 0: not measured
+  double cpu_self_seconds_per_attempt = -1; // the part spent in leap's own process
 };
 
 // The capacity of each stage in attempts/s and their minimum.

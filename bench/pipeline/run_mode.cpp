@@ -29,16 +29,13 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// User + system CPU seconds of this process and of its children that have been waited for.
-double process_cpu_seconds() {
-  auto secs = [](const rusage& u) {
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec)
-           + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-  };
-  rusage self{}, children{};
-  ::getrusage(RUSAGE_SELF, &self);
-  ::getrusage(RUSAGE_CHILDREN, &children);
-  return secs(self) + secs(children);
+// User + system CPU seconds of this process (RUSAGE_SELF) or of its children that have been
+// waited for (RUSAGE_CHILDREN).
+double cpu_seconds_of(int who) {
+  rusage u{};
+  ::getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec)
+         + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 std::string fenced(const std::string& code) { return "```cuda\n" + code + "\n```"; }
@@ -299,7 +296,8 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
 
   msg::pool_stats comp_stats;
   actors::run_end end;
-  const double cpu_before = process_cpu_seconds();
+  const double self_before = cpu_seconds_of(RUSAGE_SELF);
+  const double children_before = cpu_seconds_of(RUSAGE_CHILDREN);
   {
     auto p = runtime::pipeline::spawn(std::move(d));
     if (!p)
@@ -308,8 +306,10 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     end = out.end;
     comp_stats = out.compiler_stats;
   }
-  if (sc.any_real())
-    run.cpu_seconds = process_cpu_seconds() - cpu_before;
+  if (sc.any_real()) {
+    run.cpu_self_seconds = cpu_seconds_of(RUSAGE_SELF) - self_before;
+    run.cpu_seconds = run.cpu_self_seconds + cpu_seconds_of(RUSAGE_CHILDREN) - children_before;
+  }
   engine.reset();
   if (end.end != actors::run_end::how::completed)
     run.failure = end.end == actors::run_end::how::failed ? end.error : "interrupted";
