@@ -5,6 +5,7 @@
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "runtime/report/html_report.hpp"
 #include "runtime/report/run_data.hpp"
 #include "runtime/report/svg_chart.hpp"
 
@@ -562,21 +563,10 @@ std::string render_runs_csv(const std::vector<run_result>& runs) {
 std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
                         const std::vector<std::string>& meta, const std::vector<run_result>& runs,
                         const std::vector<std::string>& run_dirs) {
-  std::string o =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<title>leap experiment</title>\n<style>\n"
-    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\n"
-    "h1{font-size:20px;margin:0 0 4px}p,li{color:#555;font-size:13px}\n"
-    "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}\n"
-    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}\n"
-    "td:first-child,th:first-child{text-align:left}td.p{color:#777;background:#fafafa}\n"
-    ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:middle}\n"
-    ".charts{display:flex;flex-wrap:wrap;gap:8px}\n"
-    ".charts svg{border:1px solid #e4e4e4;background:#fff}\n"
-    "svg .t{font-size:13px;font-weight:600;fill:#222}svg .k{font-size:11px;fill:#444}\n"
-    "svg .n{font-size:12px;fill:#888}svg .g{stroke:#eee;stroke-width:1}\n"
-    "svg .a{stroke:#888;stroke-width:1}svg .f{fill:none;stroke:#999;stroke-width:1}\n"
-    "</style>\n</head>\n<body>\n<h1>leap experiment</h1>\n<ul>\n";
+  std::string o = report::page_head("leap experiment",
+                                    "li{color:#555;font-size:13px}th:first-child{text-align:left}"
+                                    "td.p{color:#777;background:#fafafa}\n")
+                  + "<ul>\n";
   for (auto& m : meta)
     o += "<li>" + escape_xml(m) + "</li>\n";
   o += "</ul>\n<p>Mean &plusmn; 95% Student t interval over seeds. Acc@k and turns per pass: "

@@ -107,6 +107,23 @@ std::string summary_table(const std::vector<run_data>& runs) {
 
 } // namespace
 
+std::string page_head(const std::string& title, const std::string& extra_css) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
+         + escape_xml(title) + "</title>\n<style>\n"
+         "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\n"
+         "h1{font-size:20px;margin:0 0 4px}p{margin:4px 0 12px;color:#555;font-size:13px}\n"
+         "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}\n"
+         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}\n"
+         "td:first-child{text-align:left}\n"
+         ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:middle}\n"
+         ".charts{display:flex;flex-wrap:wrap;gap:8px}\n"
+         ".charts svg{border:1px solid #e4e4e4;background:#fff}\n"
+         "svg .t{font-size:13px;font-weight:600;fill:#222}svg .k{font-size:11px;fill:#444}\n"
+         "svg .n{font-size:12px;fill:#888}svg .g{stroke:#eee;stroke-width:1}\n"
+         "svg .a{stroke:#888;stroke-width:1}svg .f{fill:none;stroke:#999;stroke-width:1}\n"
+         + extra_css + "</style>\n</head>\n<body>\n<h1>" + escape_xml(title) + "</h1>\n";
+}
+
 std::string render_report(const std::vector<run_data>& runs) {
   auto acc = [] {
     return std::vector<line_spec>{
@@ -146,21 +163,7 @@ std::string render_report(const std::vector<run_data>& runs) {
               {"execute", [](const step_row& s) { return s.util_execute; }, 2}},
              false, 0.0, 1.0),
   };
-  std::string o =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<title>leap report</title>\n<style>\n"
-    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\n"
-    "h1{font-size:20px;margin:0 0 4px}p{margin:4px 0 12px;color:#555;font-size:13px}\n"
-    "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}\n"
-    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}\n"
-    "td:first-child{text-align:left}\n"
-    ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:middle}\n"
-    ".charts{display:flex;flex-wrap:wrap;gap:8px}\n"
-    ".charts svg{border:1px solid #e4e4e4;background:#fff}\n"
-    "svg .t{font-size:13px;font-weight:600;fill:#222}svg .k{font-size:11px;fill:#444}\n"
-    "svg .n{font-size:12px;fill:#888}svg .g{stroke:#eee;stroke-width:1}\n"
-    "svg .a{stroke:#888;stroke-width:1}svg .f{fill:none;stroke:#999;stroke-width:1}\n"
-    "</style>\n</head>\n<body>\n<h1>leap report</h1>\n<p>";
+  std::string o = page_head("leap report") + "<p>";
   for (std::size_t r = 0; r < runs.size(); ++r)
     o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>";
   o += ". Acc@k: the fraction of a step's ranked attempts solved within k turns (the training "

@@ -17,6 +17,11 @@ namespace leap::report {
 // The whole page for `runs` (each drawn in its own colour, in the given order).
 std::string render_report(const std::vector<run_data>& runs);
 
+// The page's head up to and including `<body>` and the `<h1>` title: the shared stylesheet of
+// leap's pages (tables, colour swatches, the inline-SVG charts) plus `extra_css`. Used by this
+// page and by `leap experiment`'s report.html.
+std::string page_head(const std::string& title, const std::string& extra_css = "");
+
 // Loads every directory of `run_dirs` and writes the page to `out_path`. Errors name the run
 // directory or the output file; nothing is written when any run fails to load.
 result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path);
