@@ -37,6 +37,11 @@ struct sampling_params {
   std::vector<std::string> stop_strings;
   std::function<std::string(const std::vector<int>&)> decode;  // optional unless stop_strings
   std::uint64_t seed = 0;
+  // Optional: one seed per row (sample_group: G; sample_batch: one per prompt). Each row then
+  // draws from its own generator, so a row's tokens depend on its seed and its logits only, not
+  // on the other rows of the batch (`seed` is unused). Empty: one generator seeded with `seed`
+  // for the whole batch, as before. Greedy decoding and the logits are the same either way.
+  std::vector<std::uint64_t> row_seeds;
 };
 
 struct sample {
