@@ -13,6 +13,7 @@
 #include "policy/policy_model.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
+#include "runtime/serve/openai_client.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/serve/http_client.hpp"
 
@@ -21,6 +22,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 using namespace leap;
@@ -314,6 +316,38 @@ TEST_F(OpenAIServe, TheOfficialOpenAINpmClient) {
   auto out = read_file(log);
   EXPECT_EQ(rc, 0) << (out ? *out : std::string("(no output)"));
   EXPECT_NE(out ? out->find("all checks passed") : std::string::npos, std::string::npos);
+}
+
+TEST_F(OpenAIServe, LeapsOpenAIClientGetsTheSampledTokensAndLogprobs) {
+  serve::openai_client_options o;
+  o.url = "http://127.0.0.1:" + std::to_string(port()) + "/v1";
+  o.model = "tiny-policy";
+  auto c = serve::openai_client::create(o);
+  ASSERT_TRUE(c.ok()) << c.message();
+  serve::openai_completion_call call;
+  call.prompt = {256, 259, 97, 98, 260}; // <|bos|><|user|>ab<|assistant|>
+  call.n = 2;
+  call.max_tokens = 9;
+  call.seed = 12;
+  std::promise<result<serve::openai_answer>> p;
+  auto f = p.get_future();
+  (*c)->complete(call, [&p](result<serve::openai_answer> r) { p.set_value(std::move(r)); });
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  auto a = f.get();
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_EQ(a->samples.size(), 2u);
+  auto raw = post(port(), "/v1/completions",
+                  {{"model", "x"}, {"prompt", call.prompt}, {"n", 2}, {"max_tokens", 9},
+                   {"seed", 12}, {"return_token_ids", true}});
+  for (int i = 0; i < 2; ++i) {
+    const auto& s = a->samples[static_cast<std::size_t>(i)];
+    EXPECT_EQ(s.tokens, raw["choices"][i]["token_ids"].get<std::vector<int>>());
+    EXPECT_GE(s.tokens.size(), 1u);
+    EXPECT_LE(s.tokens.size(), 9u);
+    EXPECT_EQ(s.logprobs.size(), s.tokens.size()); // no stop strings: one per token
+  }
+  EXPECT_EQ(a->tries, 1);
+  EXPECT_EQ(a->prompt_tokens, 5);
 }
 
 TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
