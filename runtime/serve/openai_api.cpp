@@ -222,8 +222,10 @@ parsed_request parse_completion(const std::string& body) {
     return fail(bad("prompt", "field prompt: expected a string, an array of strings or an array "
                               "of token ids"));
   }
-  if (r.prompts.size() + r.prompt_ids.size() > static_cast<std::size_t>(max_n))
-    return fail(bad("prompt", "field prompt: at most " + std::to_string(max_n) + " prompts"));
+  if ((r.prompts.size() + r.prompt_ids.size()) * static_cast<std::size_t>(r.n)
+      > static_cast<std::size_t>(max_n))
+    return fail(bad(r.n > 1 ? "n" : "prompt", "fields prompt and n: at most " + std::to_string(max_n)
+                                                + " completions (prompts x n) per request"));
   if (given(j, "logprobs")) {
     if (!j["logprobs"].is_number_integer() || j["logprobs"].get<long long>() < 0
         || j["logprobs"].get<long long>() > 5)

@@ -52,7 +52,7 @@ struct parsed_request {
   api_error error; // when !request
 };
 
-inline constexpr int max_n = 64;
+inline constexpr int max_n = 64; // completions (prompts x n) per request
 inline constexpr int max_stop = 4;
 
 // The seed of row `index` (prompt i, sample j: i * n + j) of a request seeded with `seed`

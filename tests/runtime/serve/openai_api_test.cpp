@@ -48,6 +48,9 @@ TEST(OpenAIApi, RequestsAreParsed) {
   EXPECT_TRUE(chat.request->logprobs);
   EXPECT_EQ(chat.request->max_tokens, 0); // the server's default
 
+  auto many = openai::parse_completion(R"({"model":"m","prompt":["a","b","c"],"n":30})");
+  ASSERT_FALSE(many.request);
+  EXPECT_EQ(many.error.param, "n");
   auto bad = openai::parse_chat(R"({"model":"m","messages":[{"role":"user","content":"a"}],"n":99})");
   ASSERT_FALSE(bad.request);
   EXPECT_EQ(bad.error.param, "n");
