@@ -74,6 +74,13 @@ static torch::Tensor draw(const torch::Tensor& probs, at::Generator& gen) {
   return torch::multinomial(probs, 1, false, gen);
 }
 
+std::uint64_t sequence_seed(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 const char* finish_reason_name(finish_reason r) {
   switch (r) {
     case finish_reason::eos: return "eos";

@@ -44,6 +44,12 @@ struct sampling_params {
   std::vector<std::uint64_t> row_seeds;
 };
 
+// The seed of sequence `index` of a job seeded with `seed` (splitmix64 of the two): the per-row
+// seeds of sampling_params::row_seeds as the generators and `leap serve --checkpoint` derive
+// them (prompt i of a generation job has seed job.seed + i; its sample j, index j), so the same
+// job sampled in process or through an OpenAI-compatible leap server draws the same tokens.
+std::uint64_t sequence_seed(std::uint64_t seed, std::uint64_t index);
+
 struct sample {
   std::vector<int> tokens;      // completion token ids (prompt not included)
   std::vector<float> logprobs;  // one per token, see below

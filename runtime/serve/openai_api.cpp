@@ -1,6 +1,7 @@
 #include "runtime/serve/openai_api.hpp"
 
 #include "common/json_text.hpp"
+#include "policy/sampler.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -183,10 +184,7 @@ json chunk_head(const completion_request& r, const answer_meta& m) {
 } // namespace
 
 std::uint64_t row_seed(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return policy::sequence_seed(seed, index);
 }
 
 parsed_request parse_completion(const std::string& body) {

@@ -56,9 +56,8 @@ inline constexpr int max_n = 64; // completions (prompts x n) per request
 inline constexpr int max_stop = 4;
 
 // The seed of row `index` (prompt i, sample j: i * n + j) of a request seeded with `seed`
-// (splitmix64 of the two): every row draws from its own generator, so a seeded request's text
-// does not depend on what else shares its batch. An OpenAI-backed generator that wants the
-// same samples as in-process sampling derives its seeds with this too.
+// (policy::sequence_seed): every row draws from its own generator, so a seeded request's text
+// does not depend on what else shares its batch, and equals in-process sampling's.
 std::uint64_t row_seed(std::uint64_t seed, std::uint64_t index);
 
 parsed_request parse_completion(const std::string& body);

@@ -7,8 +7,8 @@
 // connect, or is answered 429 or 5xx is tried again after a back-off (doubling from `backoff`,
 // or the server's Retry-After when larger), up to `retries` more times; then its callback gets
 // an error naming the last failure and the number of tries. 4xx other than 429 are not retried.
-// This is the transport of issue 16 item 1's OpenAI generator backend (not yet wired into
-// `leap eval`; see docs/serve.md).
+// `leap eval` samples through it with generation.source = "openai" (runtime/commands/eval.cpp,
+// docs/serve.md).
 #pragma once
 
 #include "common/result.hpp"

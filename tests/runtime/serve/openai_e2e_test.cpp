@@ -13,6 +13,9 @@
 #include "policy/policy_model.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
+#include "runtime/commands/eval.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/pipeline/services.hpp"
 #include "runtime/serve/openai_client.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/serve/http_client.hpp"
@@ -21,7 +24,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -52,7 +57,7 @@ std::string make_checkpoint(const std::string& root) {
   cfg.n_heads = 2;
   cfg.n_kv_heads = 1;
   cfg.d_ff = 64;
-  cfg.max_seq_len = 256;
+  cfg.max_seq_len = 2048; // room for a task's prompt (byte-level: one token per byte)
   cfg.bos_id = tok->token_id(policy::special::bos);
   cfg.eos_id = tok->token_id(policy::special::eos);
   cfg.pad_id = tok->token_id(policy::special::pad);
@@ -277,9 +282,9 @@ TEST_F(OpenAIServe, ErrorsHaveOpenAIsShapeAndNameTheField) {
   auto malformed = http_call(port(), "POST", "/v1/chat/completions", "{nope");
   EXPECT_EQ(malformed.status, 400);
   EXPECT_TRUE(json::parse(malformed.body)["error"].contains("message"));
-  // A prompt longer than the context (256 tokens).
+  // A prompt longer than the context (2048 tokens).
   auto r = http_call(port(), "POST", "/v1/completions",
-                     json{{"model", "x"}, {"prompt", std::string(300, 'a')}}.dump());
+                     json{{"model", "x"}, {"prompt", std::string(2100, 'a')}}.dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["error"]["param"], "prompt");
   auto wrong = http_call(port(), "GET", "/v1/chat/completions");
@@ -348,6 +353,79 @@ TEST_F(OpenAIServe, LeapsOpenAIClientGetsTheSampledTokensAndLogprobs) {
   }
   EXPECT_EQ(a->tries, 1);
   EXPECT_EQ(a->prompt_tokens, 5);
+}
+
+namespace {
+
+// `leap eval` of the test's checkpoint with these overrides; every sampled turn's dump line
+// (LEAP_EVAL_DUMP), sorted, and the summary's Acc@k.
+struct eval_run {
+  std::vector<std::string> lines;
+  std::vector<double> acc;
+  long long tokens = 0;
+};
+eval_run run_eval(const std::string& checkpoint, const std::string& dir,
+                  const std::vector<std::string>& sets) {
+  eval_run out;
+  auto cfg = config::defaults();
+  for (const auto& s : sets)
+    EXPECT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.environment.work_dir = dir + "/work";
+  const std::string dump = dir + "/dump.jsonl";
+  fs::create_directories(dir);
+  ::setenv("LEAP_EVAL_DUMP", dump.c_str(), 1);
+  auto svc = runtime::make_services(cfg);
+  EXPECT_TRUE(svc.ok()) << svc.message();
+  if (!svc)
+    return out;
+  auto r = runtime::evaluate_checkpoint(**svc, checkpoint, false);
+  ::unsetenv("LEAP_EVAL_DUMP");
+  EXPECT_TRUE(r.ok()) << r.message();
+  if (!r)
+    return out;
+  out.acc = r->acc_at;
+  out.tokens = r->generated_tokens;
+  EXPECT_EQ(r->per_task.size(), 2u);
+  EXPECT_GT(r->samples, 0) << "dropped " << r->dropped;
+  std::ifstream f(dump);
+  for (std::string line; std::getline(f, line);)
+    out.lines.push_back(line);
+  std::sort(out.lines.begin(), out.lines.end());
+  return out;
+}
+
+} // namespace
+
+TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
+  const std::vector<std::string> sets{
+    "environment.backend=cpu", "eval.split=all", "eval.tasks=[\"vector_add\", \"relu\"]",
+    "eval.group_size=2", "eval.max_turns=2", "eval.max_new_tokens=40", "eval.seed=5",
+    "compiler.workers=1", "executor.workers=1"};
+  auto local = run_eval(*checkpoint_, *root_ + "/eval-local", sets);
+  auto via = sets;
+  via.push_back("generation.source=openai");
+  via.push_back("openai.url=http://127.0.0.1:" + std::to_string(port()) + "/v1");
+  via.push_back("openai.model=tiny-policy");
+  auto remote = run_eval(*checkpoint_, *root_ + "/eval-openai", via);
+  ASSERT_GE(local.lines.size(), 4u); // 2 tasks x 2 attempts, turn 1 at least
+  EXPECT_EQ(remote.lines, local.lines);
+  EXPECT_EQ(remote.acc, local.acc);
+  EXPECT_EQ(remote.tokens, local.tokens);
+
+  // An unreachable server: eval fails with the client's error, it does not hang.
+  auto bad = config::defaults();
+  for (const auto& s : via)
+    ASSERT_TRUE(config::apply_override(bad, s).ok());
+  ASSERT_TRUE(config::apply_override(bad, "openai.url=http://127.0.0.1:1/v1").ok());
+  ASSERT_TRUE(config::apply_override(bad, "openai.timeout_seconds=2").ok());
+  bad.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  bad.environment.work_dir = *root_ + "/eval-bad";
+  auto svc = runtime::make_services(bad);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto r = runtime::evaluate_checkpoint(**svc, *checkpoint_, false);
+  if (r.ok()) // the attempts are dropped (lost to the infrastructure), never judged
+    EXPECT_EQ(r->generated_tokens, 0);
 }
 
 TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
