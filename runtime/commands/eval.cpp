@@ -27,14 +27,9 @@
 
 namespace leap::runtime {
 
-namespace {
-
-// generation.source = "openai": a generation engine whose jobs go to the [openai] server, one
-// request per prompt (n = samples per prompt, seed = the job's seed + the prompt's index, as
-// the in-process generators seed it), answered with token ids and behaviour log-probs (an
-// answer without token ids is re-encoded from its text; without log-probs they are 0).
 result<std::shared_ptr<policy::generation_engine>>
-openai_engine(const config::leap_config& cfg, std::shared_ptr<const policy::tokenizer> tok) {
+openai_generation_engine(const config::leap_config& cfg,
+                         std::shared_ptr<const policy::tokenizer> tok) {
   if (cfg.openai.model.empty())
     return make_error("generation.source = \"openai\" needs openai.model (the served model's "
                       "name)");
@@ -125,8 +120,6 @@ openai_engine(const config::leap_config& cfg, std::shared_ptr<const policy::toke
     policy::generation_engine::create_remote(cfg.openai.max_concurrency, remote));
 }
 
-} // namespace
-
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
@@ -167,7 +160,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
   std::shared_ptr<policy::generation_engine> engine;
   if (cfg.generation.source == config::generation_source::openai) {
-    auto remote = openai_engine(cfg, tok);
+    auto remote = openai_generation_engine(cfg, tok);
     if (!remote)
       return remote.err();
     engine = std::move(*remote);

@@ -5,6 +5,10 @@
 //    stop strings, greedy and seeded reproducibility, a seeded request's text unchanged when it
 //    shares a batched decode with other requests (and /metrics shows batches of several rows),
 //    OpenAI-shaped 400s naming the field, 405, and 404 without --checkpoint;
+//  - leap's own OpenAI client (runtime/serve/openai_client.hpp) gets the sampled token ids;
+//    `leap eval` with generation.source = "openai" against this server samples exactly what
+//    in-process eval samples (every turn, Acc@k, tokens); an unreachable server drops the
+//    attempts instead of hanging; `leap bench` samples from the server;
 //  - the official `openai` npm client (tests/runtime/serve/openai/client_test.js: chat,
 //    completions, streaming, n > 1, logprobs), skipped when node or the pinned package is
 //    missing (scripts/install-test-deps.sh installs them; `make test` runs it).
@@ -426,6 +430,32 @@ TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
   auto r = runtime::evaluate_checkpoint(**svc, *checkpoint_, false);
   if (r.ok()) // the attempts are dropped (lost to the infrastructure), never judged
     EXPECT_EQ(r->generated_tokens, 0);
+}
+
+TEST_F(OpenAIServe, BenchSamplesFromTheServer) {
+  const std::string dir = *root_ + "/bench";
+  fs::create_directories(dir);
+  const std::string scenario = dir + "/openai.toml";
+  std::ofstream(scenario) << "[environment]\nbackend = \"cpu\"\n"
+                             "[train]\nsteps = 1\nbatch_groups = 1\ngroup_size = 2\n"
+                             "max_turns = 1\nmax_new_tokens = 16\ntasks = [\"vector_add\"]\n"
+                             "[generation]\nsource = \"openai\"\n"
+                             "[openai]\nurl = \"http://127.0.0.1:"
+                          << port()
+                          << "/v1\"\nmodel = \"tiny-policy\"\n"
+                             "[bench]\nseed = 1\n"
+                             "[bench.generate]\nmodel = \"policy\"\ncheckpoint = \""
+                          << *checkpoint_
+                          << "\"\n[bench.compile]\nmodel = \"nvcc\"\n"
+                             "[bench.execute]\nmodel = \"backend\"\n"
+                             "[bench.learner]\nseconds = 0.01\n";
+  const double before = metric(port(), "leap_generate_tokens_total");
+  leap_process bench({LEAP_BINARY, "--set", "environment.cache_dir=" LEAP_TEST_CACHE_DIR, "bench",
+                      "--config", scenario, "--out", dir + "/out"},
+                     dir + "/bench");
+  ASSERT_TRUE(bench.exited(std::chrono::seconds(300))) << bench.err();
+  EXPECT_TRUE(bench.exited_ok()) << bench.out() << bench.err();
+  EXPECT_GT(metric(port(), "leap_generate_tokens_total"), before) << bench.err();
 }
 
 TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
