@@ -182,7 +182,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
   d.gatekeeper.eos_id = tok->token_id(policy::special::eos);
   d.gatekeeper.codec = policy_codec(tok, svc.tasks);
-  d.gatekeeper.generators = replicas;
+  d.gatekeeper.generators = engine->workers(); // replicas, or openai.max_concurrency
   d.compilers = compiler_pool_of(cfg);
   d.executors = executor_pool_of(cfg);
   d.engine = engine;
