@@ -8,7 +8,8 @@
 //  - leap's own OpenAI client (runtime/serve/openai_client.hpp) gets the sampled token ids;
 //    `leap eval` with generation.source = "openai" against this server samples exactly what
 //    in-process eval samples (every turn, Acc@k, tokens); an unreachable server drops the
-//    attempts instead of hanging; `leap bench` samples from the server;
+//    attempts instead of hanging; `leap bench` samples from the server; `leap train` refuses
+//    generation.source = "openai";
 //  - the official `openai` npm client (tests/runtime/serve/openai/client_test.js: chat,
 //    completions, streaming, n > 1, logprobs), skipped when node or the pinned package is
 //    missing (scripts/install-test-deps.sh installs them; `make test` runs it).
@@ -471,4 +472,17 @@ TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
   EXPECT_NE(json::parse(m.body)["error"]["message"].get<std::string>().find("--checkpoint"),
             std::string::npos);
   EXPECT_EQ(http_call(s.port, "GET", "/v1/tasks").status, 200);
+}
+
+TEST(OpenAISource, LeapTrainRefusesItNamingWhy) {
+  const std::string dir = temp_dir("train");
+  leap_process train({LEAP_BINARY, "--set", "generation.source=openai", "--set",
+                      "environment.backend=cpu", "train", "--out", dir + "/run"},
+                     dir + "/train");
+  ASSERT_TRUE(train.exited(std::chrono::seconds(60)));
+  EXPECT_FALSE(train.exited_ok());
+  EXPECT_NE(train.err().find("generation.source = \"openai\" cannot train"), std::string::npos)
+    << train.err();
+  EXPECT_FALSE(fs::exists(dir + "/run/metrics.jsonl"));
+  fs::remove_all(dir);
 }
