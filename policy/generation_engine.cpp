@@ -1,5 +1,7 @@
 #include "policy/generation_engine.hpp"
 
+#include "policy/sampler.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -22,6 +24,8 @@ struct generation_engine::impl {
   std::int64_t version = 0;
   std::shared_ptr<const std::string> image; // latest published weights (null = initial)
   std::vector<std::thread> threads;
+  remote_fn remote;      // set: sampling happens elsewhere (create_remote)
+  int remote_workers = 0;
 
   void run(unsigned worker, policy_model model) {
     std::int64_t mine = 0;
@@ -76,8 +80,12 @@ struct generation_engine::impl {
       std::vector<sampled> samples;
       if (first.samples_per_prompt == 1 && (batch.size() > 1 || first.prompts.size() > 1)) {
         std::vector<std::vector<int>> prompts;
-        for (auto& q : batch)
+        sp.row_seeds.clear();
+        for (auto& q : batch) {
           prompts.insert(prompts.end(), q.job.prompts.begin(), q.job.prompts.end());
+          for (std::size_t i = 0; i < q.job.prompts.size(); ++i)
+            sp.row_seeds.push_back(sequence_seed(q.job.sampling.seed + i, 0));
+        }
         auto r = model.sample_each(prompts, sp);
         if (r)
           samples = std::move(*r);
@@ -86,6 +94,9 @@ struct generation_engine::impl {
       } else {
         for (std::size_t i = 0; i < first.prompts.size() && status.ok(); ++i) {
           sp.seed = first.sampling.seed + i;
+          sp.row_seeds.clear();
+          for (int j = 0; j < first.samples_per_prompt; ++j)
+            sp.row_seeds.push_back(sequence_seed(sp.seed, static_cast<std::uint64_t>(j)));
           auto r = model.sample(first.prompts[i], sp);
           if (!r) {
             status = r.err();
@@ -142,6 +153,14 @@ result<std::unique_ptr<generation_engine>> generation_engine::create(const std::
   return e;
 }
 
+std::unique_ptr<generation_engine> generation_engine::create_remote(int workers, remote_fn remote) {
+  std::unique_ptr<generation_engine> e(new generation_engine());
+  e->impl_ = std::make_unique<impl>();
+  e->impl_->remote = std::move(remote);
+  e->impl_->remote_workers = std::max(1, workers);
+  return e;
+}
+
 generation_engine::~generation_engine() {
   std::deque<impl::queued> left;
   {
@@ -157,6 +176,23 @@ generation_engine::~generation_engine() {
 }
 
 std::uint64_t generation_engine::submit(generation_job job, done_fn done) {
+  if (impl_->remote) {
+    std::uint64_t rid;
+    {
+      std::lock_guard<std::mutex> lk(impl_->mtx);
+      rid = impl_->next_id++;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    impl_->remote(job, [done = std::move(done), t0](result<std::vector<sampled>> r) {
+      if (!r)
+        return done(r.err());
+      generation_output out;
+      out.samples = std::move(*r);
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      done(std::move(out));
+    });
+    return rid;
+  }
   std::uint64_t id;
   {
     std::lock_guard<std::mutex> lk(impl_->mtx);
@@ -196,6 +232,8 @@ std::int64_t generation_engine::latest_version() const {
   return impl_->version;
 }
 
-int generation_engine::workers() const { return static_cast<int>(impl_->threads.size()); }
+int generation_engine::workers() const {
+  return impl_->remote ? impl_->remote_workers : static_cast<int>(impl_->threads.size());
+}
 
 } // namespace leap::policy

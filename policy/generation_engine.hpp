@@ -5,7 +5,9 @@
 // generator pool actor (actors/generator_pool.cpp) drives it. A worker that takes a job of single
 // samples also takes every compatible single-sample job queued behind it (same temperature,
 // top_p, max_new_tokens, stop ids; up to max_batch_prompts prompts) and decodes them in one
-// batch; each job still gets its own reply. Thread-safe: submit, cancel and publish from any
+// batch; each job still gets its own reply. Every sequence draws from its own generator, seeded
+// with sequence_seed(job seed + prompt index, sample index) (policy/sampler.hpp), so a job's
+// samples do not depend on what it is batched with. Thread-safe: submit, cancel and publish from any
 // thread; `done` runs on a worker thread.
 #pragma once
 
@@ -42,6 +44,14 @@ public:
   // Loads `workers` replicas from a checkpoint directory, at `version`.
   static result<std::unique_ptr<generation_engine>> create(const std::string& checkpoint_dir,
                                                            int workers, std::int64_t version);
+  // Samples elsewhere (an OpenAI-compatible server): submit() hands each job to `remote` at
+  // once, which must not block and calls its callback once, from any thread, with
+  // prompts.size() x samples_per_prompt samples. `workers`: the jobs the generator pool keeps
+  // in flight per batch slot (the remote side's concurrency). publish() is ignored (a remote
+  // server's weights are its own); cancel() cannot stop a job already sent.
+  using remote_done = std::function<void(result<std::vector<sampled>>)>;
+  using remote_fn = std::function<void(const generation_job&, remote_done)>;
+  static std::unique_ptr<generation_engine> create_remote(int workers, remote_fn remote);
   ~generation_engine(); // stops the workers after their current job; queued jobs get an error
   generation_engine(const generation_engine&) = delete;
   generation_engine& operator=(const generation_engine&) = delete;

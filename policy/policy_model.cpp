@@ -81,6 +81,9 @@ sampling_params to_params(const group_sampling& p) {
   sp.max_new_tokens = p.max_new_tokens;
   sp.stop_token_ids = p.stop_ids;
   sp.seed = p.seed;
+  sp.stop_strings = p.stop_strings;
+  sp.decode = p.decode;
+  sp.row_seeds = p.row_seeds;
   return sp;
 }
 

@@ -60,4 +60,35 @@ std::string render_prompt(const task_view& t, const std::vector<turn_record>& hi
   return s;
 }
 
+std::string render_chat(const std::vector<chat_message>& messages) {
+  std::string s(special::bos);
+  std::string pending;  // system or user text not yet written
+  bool have_user = false;
+  auto flush_user = [&] {
+    if (!have_user && pending.empty())
+      return;
+    s += special::user;
+    s += pending;
+    pending.clear();
+    have_user = false;
+  };
+  for (const auto& m : messages) {
+    if (m.role == "assistant") {
+      flush_user();
+      s += special::assistant;
+      s += m.content;
+      s += special::eos;
+    } else {
+      if (!pending.empty())
+        pending += "\n\n";
+      pending += m.content;
+      have_user = have_user || m.role == "user";
+    }
+  }
+  if (!pending.empty() || have_user)
+    flush_user();
+  s += special::assistant;
+  return s;
+}
+
 } // namespace leap::policy

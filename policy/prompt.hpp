@@ -35,6 +35,18 @@ inline constexpr std::size_t max_history_turns = 2;
 
 // Turn 1 when `history` is empty; otherwise the conversation so far, ending at the new turn.
 std::string render_prompt(const task_view& t, const std::vector<turn_record>& history);
+// A chat conversation (OpenAI-style messages) in the same template: <|bos|>, each user message
+// as <|user|>{content}, each assistant message as <|assistant|>{content}<|eos|>, ending with
+// <|assistant|> (the answer follows). System messages have no marker of their own: their text
+// goes in front of the next user message, separated by a blank line. Consecutive user messages
+// are one turn (joined by a blank line). Roles other than system, user and assistant are the
+// caller's to refuse.
+struct chat_message {
+  std::string role;     // "system", "user" or "assistant"
+  std::string content;
+};
+std::string render_chat(const std::vector<chat_message>& messages);
+
 // The assistant's answer for `code`: one ```cuda fenced block, without the eos token.
 std::string render_completion(const std::string& code);
 

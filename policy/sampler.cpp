@@ -38,6 +38,9 @@ result<void> check_params(const decoder_impl& model, const std::vector<int>& pro
   if (p.max_new_tokens < 0) return make_error("sample_group: max_new_tokens must be >= 0");
   if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return make_error("sample_group: top_p must be in (0, 1]");
   if (!p.stop_strings.empty() && !p.decode) return make_error("sample_group: stop_strings need a decode function");
+  if (!p.row_seeds.empty() && static_cast<int>(p.row_seeds.size()) != p.group_size)
+    return make_error("sample_group: " + std::to_string(p.row_seeds.size()) + " row seeds for " +
+                      std::to_string(p.group_size) + " rows");
   for (const auto& s : p.stop_strings) {
     if (s.empty()) return make_error("sample_group: empty stop string");
   }
@@ -71,6 +74,13 @@ static torch::Tensor draw(const torch::Tensor& probs, at::Generator& gen) {
   return torch::multinomial(probs, 1, false, gen);
 }
 
+std::uint64_t sequence_seed(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 const char* finish_reason_name(finish_reason r) {
   switch (r) {
     case finish_reason::eos: return "eos";
@@ -91,6 +101,18 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
   const auto G = static_cast<std::int64_t>(out.size());
   std::vector<std::int64_t> active(static_cast<std::size_t>(G));  // cache row -> sample index
   for (std::int64_t i = 0; i < G; ++i) active[static_cast<std::size_t>(i)] = i;
+  // Per-row generators (params.row_seeds): row r of `p` draws from its sample's own generator.
+  std::vector<at::Generator> row_gens;
+  for (auto s : params.row_seeds) row_gens.push_back(seeded_generator(logits.device(), s));
+  auto draw_rows = [&](const torch::Tensor& p) {
+    if (row_gens.empty()) return draw(p, gen);
+    std::vector<torch::Tensor> picks;
+    for (std::size_t r = 0; r < active.size(); ++r) {
+      auto row = p.slice(0, static_cast<std::int64_t>(r), static_cast<std::int64_t>(r) + 1).contiguous();
+      picks.push_back(draw(row, row_gens[static_cast<std::size_t>(active[r])]));
+    }
+    return torch::cat(picks, 0);
+  };
 
   for (std::int64_t step = 0; step < max_new && !active.empty(); ++step) {
     auto lf = logits.to(torch::kFloat);                                                    // [R, V]
@@ -105,10 +127,10 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
         auto [sorted, order] = torch::sort(probs, /*stable=*/true, -1, /*descending=*/true);  // [R, V]
         // Keep a token while the mass before it is below top_p (the first is always kept).
         auto drop = (sorted.cumsum(-1) - sorted) >= params.top_p;
-        auto pick = draw(sorted.masked_fill(drop, 0.0), gen);                                 // [R, 1]
+        auto pick = draw_rows(sorted.masked_fill(drop, 0.0));                                 // [R, 1]
         next = order.gather(1, pick).squeeze(1);
       } else {
-        next = draw(probs, gen).squeeze(1);
+        next = draw_rows(probs).squeeze(1);
       }
     }
     auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
@@ -209,10 +231,14 @@ result<std::vector<sample>> sample_batch(decoder_impl& model,
   for (auto& p : prompts) {
     auto one = params;
     one.group_size = 1;
+    one.row_seeds.clear();
     if (auto r = check_params(model, p, one); !r) return r.err();
     P = std::max<std::int64_t>(P, static_cast<std::int64_t>(p.size()));
   }
   const auto N = static_cast<std::int64_t>(prompts.size());
+  if (!params.row_seeds.empty() && params.row_seeds.size() != prompts.size())
+    return make_error("sample_batch: " + std::to_string(params.row_seeds.size()) + " row seeds for " +
+                      std::to_string(prompts.size()) + " prompts");
   std::vector<sample> out(static_cast<std::size_t>(N));
   if (N == 0) return out;
   const std::int64_t max_new = std::min<std::int64_t>(params.max_new_tokens, cfg.max_seq_len - P);

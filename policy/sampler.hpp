@@ -37,7 +37,18 @@ struct sampling_params {
   std::vector<std::string> stop_strings;
   std::function<std::string(const std::vector<int>&)> decode;  // optional unless stop_strings
   std::uint64_t seed = 0;
+  // Optional: one seed per row (sample_group: G; sample_batch: one per prompt). Each row then
+  // draws from its own generator, so a row's tokens depend on its seed and its logits only, not
+  // on the other rows of the batch (`seed` is unused). Empty: one generator seeded with `seed`
+  // for the whole batch, as before. Greedy decoding and the logits are the same either way.
+  std::vector<std::uint64_t> row_seeds;
 };
+
+// The seed of sequence `index` of a job seeded with `seed` (splitmix64 of the two): the per-row
+// seeds of sampling_params::row_seeds as the generators and `leap serve --checkpoint` derive
+// them (prompt i of a generation job has seed job.seed + i; its sample j, index j), so the same
+// job sampled in process or through an OpenAI-compatible leap server draws the same tokens.
+std::uint64_t sequence_seed(std::uint64_t seed, std::uint64_t index);
 
 struct sample {
   std::vector<int> tokens;      // completion token ids (prompt not included)

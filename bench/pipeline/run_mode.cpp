@@ -11,6 +11,7 @@
 #include "policy/tokenizer.hpp"
 #include "actors/cluster.hpp"
 #include "runtime/cluster/transport.hpp"
+#include "runtime/commands/eval.hpp"
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/pipeline/options.hpp"
 
@@ -161,10 +162,18 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     if (!t)
       return make_error("bench.generate.checkpoint: " + t.message());
     auto tok = std::make_shared<const policy::tokenizer>(std::move(*t));
-    auto e = policy::generation_engine::create(sc.checkpoint, tc.generators, 0);
-    if (!e)
-      return make_error("bench.generate.checkpoint: " + e.message());
-    engine = std::move(*e);
+    if (cfg.generation.source == config::generation_source::openai) {
+      // Sampled by an OpenAI-compatible server; the checkpoint names the tokenizer and config.
+      auto e = runtime::openai_generation_engine(cfg, tok);
+      if (!e)
+        return e.err();
+      engine = std::move(*e);
+    } else {
+      auto e = policy::generation_engine::create(sc.checkpoint, tc.generators, 0);
+      if (!e)
+        return make_error("bench.generate.checkpoint: " + e.message());
+      engine = std::move(*e);
+    }
     auto mc = policy::load_model_config((std::filesystem::path(sc.checkpoint) / "config.json").string());
     if (!mc)
       return make_error("bench.generate.checkpoint: " + mc.message());

@@ -13,8 +13,14 @@
 #include "runtime/pipeline/services.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace leap::policy {
+class generation_engine;
+class tokenizer;
+} // namespace leap::policy
 
 namespace leap::runtime {
 
@@ -50,5 +56,14 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& check
                                          bool show_progress);
 
 int cmd_eval(services& svc, const std::string& checkpoint_dir, bool json);
+
+// generation.source = "openai": a generation engine whose jobs go to the [openai] server, one
+// request per prompt (n = samples per prompt, seed = the job's seed + the prompt's index, as the
+// in-process generators seed it), answered with token ids and behaviour log-probs (an answer
+// without token ids is re-encoded from its text with `tok`; without log-probs they are 0).
+// Used by `leap eval` and `leap bench`. An error names the key (openai.model, openai.url).
+result<std::shared_ptr<policy::generation_engine>>
+openai_generation_engine(const config::leap_config& cfg,
+                         std::shared_ptr<const policy::tokenizer> tok);
 
 } // namespace leap::runtime

@@ -1,7 +1,8 @@
 // `leap serve`: the verification environment and LEAP's group logic over HTTP (docs/serve.md).
 // It assembles the same compile and execute pools as `leap check` (local, or the cluster's
 // nodes), the environment service actor (actors/env_service.hpp) and the Beast server
-// (runtime/serve/http_server.hpp), prints one ready line, and serves until SIGTERM or SIGINT:
+// (runtime/serve/http_server.hpp), with --checkpoint DIR also the OpenAI-compatible endpoints
+// over that checkpoint's policy (runtime/serve/openai_engine.hpp), prints one ready line, and serves until SIGTERM or SIGINT:
 // then it stops accepting, lets the running calls finish (serve.drain_seconds at most), and
 // exits 0. Main thread only.
 #include "actors/env_service.hpp"
@@ -14,7 +15,9 @@
 #include "runtime/pipeline/options.hpp"
 #include "runtime/pipeline/policy_io.hpp"
 #include "runtime/pipeline/services.hpp"
+#include "policy/policy_model.hpp"
 #include "runtime/serve/http_server.hpp"
+#include "runtime/serve/openai_engine.hpp"
 #include "runtime/serve/service_bridge.hpp"
 
 #include <caf/all.hpp>
@@ -97,6 +100,26 @@ int run_serve(const command_context& ctx) {
   actors::declare_service_metrics(*metrics);
   serve::declare_http_metrics(*metrics);
   serve::declare_bridge_metrics(*metrics);
+  serve::declare_openai_metrics(*metrics);
+
+  // --checkpoint DIR: the policy behind /v1/completions, /v1/chat/completions and /v1/models.
+  // One LibTorch thread: the compile pool forks, and a multi-threaded BLAS pool deadlocked in
+  // OpenBLAS's fork handler when a fork met a sampling call (as in `leap eval`).
+  std::unique_ptr<serve::openai_engine> generator;
+  if (auto ck = ctx.args.opt("--checkpoint")) {
+    policy::set_torch_threads(1);
+    serve::openai_engine_options eo;
+    eo.checkpoint_dir = *ck;
+    eo.max_batch_rows = cfg.serve.max_group_size;
+    eo.metrics = metrics;
+    auto e = serve::openai_engine::create(eo);
+    if (!e) {
+      pools->shutdown();
+      std::fprintf(stderr, "leap serve: %s\n", e.message().c_str());
+      return exit_failed;
+    }
+    generator = std::move(*e);
+  }
   auto opts = service_options(svc);
   opts.metrics = metrics;
   auto service = actors::spawn_env_service(sys, opts, svc.tasks, pools->compilers, pools->executors);
@@ -109,6 +132,12 @@ int run_serve(const command_context& ctx) {
   bo.version = build_info::version;
   bo.first_prompt = [](const env::task_spec& t) { return policy::render_prompt(view_of(t), {}); };
   bo.draining = [&draining] { return draining.load(); };
+  if (generator) {
+    auto* g = generator.get();
+    bo.openai = [g](serve::http_request req, serve::respond_fn respond) {
+      g->handle(req, std::move(respond));
+    };
+  }
 
   serve::http_server_options ho;
   ho.listen = *addr;
@@ -133,11 +162,14 @@ int run_serve(const command_context& ctx) {
   auto& srv = **server;
   addr->port = srv.port();
   std::printf("serving on %s://%s: %zu tasks, backend %s, compile %d / execute %d workers%s, "
-              "%s\n",
+              "%s%s\n",
               srv.tls() ? "https" : "http", addr->text().c_str(), svc.tasks->size(),
               env::to_string(svc.backend), cfg.compiler.workers, cfg.executor.workers,
               pools->cluster ? " per node (cluster)" : "",
-              token.empty() ? "no token" : "bearer token required");
+              token.empty() ? "no token" : "bearer token required",
+              generator ? (", model " + generator->model_name() + " on /v1/completions and "
+                           "/v1/chat/completions").c_str()
+                        : "");
   std::fflush(stdout);
 
   g_stop.store(false);
@@ -163,6 +195,7 @@ int run_serve(const command_context& ctx) {
     rc = exit_failed;
   }
   srv.stop();
+  generator.reset();
   caf::anon_send_exit(service, caf::exit_reason::user_shutdown);
   pools->shutdown();
   std::fprintf(stderr, "leap serve: stopped after %.0f request(s)\n",
@@ -174,9 +207,10 @@ int run_serve(const command_context& ctx) {
 
 command serve_command() {
   return {{"serve"},
-          "[--listen HOST:PORT]",
+          "[--listen HOST:PORT] [--checkpoint DIR]",
           "serve checks and LEAP groups over HTTP for external trainers\n"
-          "(serve.*, docs/serve.md); SIGTERM stops it after running calls",
+          "(serve.*, docs/serve.md); with --checkpoint also OpenAI-compatible\n"
+          "/v1/completions, /v1/chat/completions, /v1/models; SIGTERM stops it",
           command::needs::services, true, false, run_serve};
 }
 

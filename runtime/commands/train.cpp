@@ -225,6 +225,13 @@ result<run_policy> load_policy(const services& svc, const std::string& start, bo
 int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const auto& cfg = svc.cfg;
   const auto& tc = cfg.train;
+  if (cfg.generation.source == config::generation_source::openai) {
+    std::fprintf(stderr, "leap train: generation.source = \"openai\" cannot train: the learner "
+                         "updates the generators' weights after every step, and a remote "
+                         "server's weights are not leap's to update. Use it with `leap eval`; "
+                         "train with generation.source = \"policy\".\n");
+    return exit_usage;
+  }
   // The task list: train-split tasks only (the eval split is held out).
   auto selected = env::select_tasks(*svc.tasks, "train.tasks", tc.tasks, {env::task_split::train});
   if (!selected) {

@@ -218,6 +218,22 @@ struct serve_section {
   std::string tls_cert, tls_key;         // PEM files: HTTPS when both are set
 };
 
+// [generation]: where `leap eval` and `leap bench` sample from.
+enum class generation_source { policy, openai };
+struct generation_section {
+  generation_source source = generation_source::policy; // policy: in process; openai: [openai]
+};
+
+// [openai]: an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp's server, or
+// `leap serve --checkpoint`) when generation.source = "openai".
+struct openai_section {
+  std::string url = "http://127.0.0.1:8000/v1"; // plain HTTP; POST {url}/completions
+  std::string model;                              // the served model's name (required)
+  std::string api_key_env = "OPENAI_API_KEY";     // environment variable holding the API key
+  int max_concurrency = 8;                        // requests on the wire at once
+  double timeout_seconds = 600;                   // one try; then retried (429/5xx too)
+};
+
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
@@ -232,6 +248,8 @@ struct leap_config {
   node_section node;
   cluster_section cluster;
   serve_section serve;
+  generation_section generation;
+  openai_section openai;
 };
 
 // Equality over every registered key (used by round-trip tests and by callers that diff configs).

@@ -467,6 +467,39 @@ void register_learner(registry& r) {
       .at_least(1);
 }
 
+void register_generation(registry& r) {
+  auto s = r.section("generation", &leap_config::generation,
+                     "Where `leap eval` samples its attempts from.");
+  s.key_enum("source", &generation_section::source,
+             {{"policy", generation_source::policy}, {"openai", generation_source::openai}},
+             "policy = the checkpoint's policy in process; openai = an OpenAI-compatible server "
+             "([openai]: vLLM, SGLang, llama.cpp's server, `leap serve --checkpoint`), sampled "
+             "with the same eval.* keys and seeds. `leap train` refuses openai (a learner cannot "
+             "update a remote server's weights).");
+}
+
+void register_openai(registry& r) {
+  auto s = r.section("openai", &leap_config::openai,
+                     "The OpenAI-compatible completions server of generation.source = \"openai\": "
+                     "prompts go as token ids of the --checkpoint's tokenizer, answers need "
+                     "`token_ids` (vLLM's return_token_ids; leap serve sends them) or are "
+                     "re-encoded from their text. Timeouts, 429 and 5xx are retried with back-off.");
+  s.key("url", &openai_section::url,
+        "Base URL (plain HTTP), e.g. http://127.0.0.1:8000/v1; requests go to {url}/completions.")
+      .non_empty();
+  s.key("model", &openai_section::model,
+        "The served model's name (the `model` of every request); required with "
+        "generation.source = \"openai\".");
+  s.key("api_key_env", &openai_section::api_key_env,
+        "Environment variable holding the API key (sent as a bearer token when set).");
+  s.key("max_concurrency", &openai_section::max_concurrency, "Requests on the wire at once.")
+      .at_least(1)
+      .at_most(1024);
+  s.key("timeout_seconds", &openai_section::timeout_seconds,
+        "One try's limit, connect to last byte; a try that runs out is retried.")
+      .greater_than(0);
+}
+
 registry build_registry() {
   registry r;
   register_environment(r);
@@ -482,6 +515,8 @@ registry build_registry() {
   register_node(r);
   register_cluster(r);
   register_serve(r);
+  register_generation(r);
+  register_openai(r);
   return r;
 }
 

@@ -125,6 +125,9 @@ std::string route::label() const {
     case route_kind::open_group: return "groups";
     case route_kind::view_group: return "group";
     case route_kind::turn: return "turns";
+    case route_kind::completions: return "completions";
+    case route_kind::chat_completions: return "chat_completions";
+    case route_kind::models: return "models";
     case route_kind::unknown:
     case route_kind::wrong_method: return "unknown";
   }
@@ -150,6 +153,12 @@ route match(const std::string& method, const std::string& target) {
       return known(route_kind::view_group, method, "GET", p[2]);
     if (p.size() == 4 && p[1] == "groups" && p[3] == "turns")
       return known(route_kind::turn, method, "POST", p[2]);
+    if (p.size() == 2 && p[1] == "completions")
+      return known(route_kind::completions, method, "POST");
+    if (p.size() == 3 && p[1] == "chat" && p[2] == "completions")
+      return known(route_kind::chat_completions, method, "POST");
+    if (p.size() == 2 && p[1] == "models")
+      return known(route_kind::models, method, "GET");
   }
   return {};
 }

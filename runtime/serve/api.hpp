@@ -25,6 +25,9 @@ enum class route_kind {
   open_group, // POST /v1/groups
   view_group, // GET /v1/groups/{id}
   turn,      // POST /v1/groups/{id}/turns
+  completions,      // POST /v1/completions (OpenAI-compatible; needs --checkpoint)
+  chat_completions, // POST /v1/chat/completions (idem)
+  models,           // GET /v1/models (idem)
   unknown,   // no such path: 404
   wrong_method, // a known path, another method: 405 with `allow`
 };

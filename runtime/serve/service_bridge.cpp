@@ -157,6 +157,23 @@ struct bridge {
         return ask<msg::group_answer>(r, std::move(respond), msg::turn_atom_v, std::move(*call),
                                       [](const msg::group_answer& a) { return group_body(a.g); });
       }
+      case route_kind::completions:
+      case route_kind::chat_completions:
+      case route_kind::models: {
+        if (opts.openai)
+          return opts.openai(std::move(req), std::move(respond));
+        auto res = json_response(
+          404,
+          dump_lossy(nlohmann::json{
+            {"error",
+             {{"message", "no model is served here: start `leap serve --checkpoint DIR` to answer "
+                          "the OpenAI-compatible " + req.method + " " + req.target.substr(0, req.target.find('?'))},
+              {"type", "invalid_request_error"},
+              {"param", nullptr},
+              {"code", "model_not_found"}}}}),
+          r);
+        return respond(std::move(res));
+      }
       case route_kind::view_group:
         return ask<msg::group_answer>(r, std::move(respond), msg::view_atom_v, r.name,
                                       [](const msg::group_answer& a) { return group_body(a.g); });

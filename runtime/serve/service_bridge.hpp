@@ -31,6 +31,10 @@ struct bridge_options {
   // A task's turn-1 prompt in leap's template (GET /v1/tasks/{name}).
   std::function<std::string(const env::task_spec&)> first_prompt;
   std::function<bool()> draining; // /health says so (503) while the server drains
+  // The OpenAI-compatible routes (/v1/completions, /v1/chat/completions, /v1/models), served by
+  // `leap serve --checkpoint`'s model (runtime/serve/openai_engine.hpp); unset: they answer 404
+  // saying to start with --checkpoint.
+  handler_fn openai;
 };
 
 // Declares the service's gauge families (queue depth, busy workers, open groups, ...).

@@ -86,6 +86,35 @@ TEST(Sampler, DeterministicBySeedAndGroupDiffers) {
   EXPECT_NE((*c)[0].tokens, (*a)[0].tokens);
 }
 
+TEST(Sampler, RowSeedsMakeEachRowIndependentOfItsBatch) {
+  auto m = tiny_model();
+  const std::vector<int> other = {9, 8, 7};  // shorter: padded, `prompt`'s row is not
+  for (auto [temperature, top_p] : {std::pair{1.0, 1.0}, {0.8, 0.9}}) {
+    sampling_params p;
+    p.max_new_tokens = 20;
+    p.temperature = temperature;
+    p.top_p = top_p;
+    p.row_seeds = {77};
+    auto alone = sample_batch(*m, {prompt}, p);
+    ASSERT_TRUE(alone.ok()) << alone.message();
+    p.row_seeds = {5, 77, 6};
+    auto shared = sample_batch(*m, {other, prompt, other}, p);
+    ASSERT_TRUE(shared.ok()) << shared.message();
+    EXPECT_EQ((*shared)[1].tokens, (*alone)[0].tokens);
+    EXPECT_NE((*shared)[0].tokens, (*shared)[2].tokens);  // same prompt, other seeds
+    // The same seed twice in one group: the same tokens.
+    sampling_params g = p;
+    g.group_size = 3;
+    g.row_seeds = {77, 1, 77};
+    auto group = sample_group(*m, prompt, g);
+    ASSERT_TRUE(group.ok()) << group.message();
+    EXPECT_EQ((*group)[0].tokens, (*group)[2].tokens);
+    EXPECT_NE((*group)[0].tokens, (*group)[1].tokens);
+    p.row_seeds = {1, 2};
+    EXPECT_FALSE(sample_batch(*m, {prompt}, p).ok());  // one seed per row
+  }
+}
+
 TEST(Sampler, TinyTopPIsGreedy) {
   auto m = tiny_model();
   // Greedy reference by full forwards.

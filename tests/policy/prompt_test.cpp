@@ -89,6 +89,17 @@ TEST(Prompt, TokenBoundaryAtTheAssistantMarker) {
   EXPECT_EQ(tok->decode(ab), prompt + completion);
 }
 
+TEST(Prompt, ChatMessagesUseTheSameTemplate) {
+  // A task's first turn sent as one user message renders exactly as render_prompt does.
+  auto turn1 = render_prompt(vector_add(), {});
+  const std::string head = "<|bos|><|user|>", tail = "<|assistant|>";
+  auto task_text = turn1.substr(head.size(), turn1.size() - head.size() - tail.size());
+  EXPECT_EQ(render_chat({{"user", task_text}}), turn1);
+  EXPECT_EQ(render_chat({{"system", "S"}, {"user", "U"}, {"assistant", "A"}, {"user", "F"}}),
+            "<|bos|><|user|>S\n\nU<|assistant|>A<|eos|><|user|>F<|assistant|>");
+  EXPECT_EQ(render_chat({{"user", "a"}, {"user", "b"}}), "<|bos|><|user|>a\n\nb<|assistant|>");
+}
+
 TEST(Extract, FencesOfEachLanguage) {
   for (std::string tag : {"cuda", "cu", "c++", "cpp", "", "CUDA"}) {
     auto e = extract_code("Here is my kernel.\n```" + tag + "\n" + code1 + "\n```\nThis adds vectors.");

@@ -110,7 +110,8 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "serve.max_groups", "serve.max_group_size", "serve.max_body_kb", "serve.max_header_kb",
       "serve.read_timeout_seconds", "serve.idle_timeout_seconds", "serve.request_timeout_seconds",
       "serve.group_ttl_seconds", "serve.drain_seconds", "serve.token_env", "serve.tls_cert",
-      "serve.tls_key"};
+      "serve.tls_key", "generation.source", "openai.url", "openai.model", "openai.api_key_env",
+      "openai.max_concurrency", "openai.timeout_seconds"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
@@ -271,10 +272,10 @@ TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
             "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
+            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
   EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
             "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
-            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
+            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
@@ -285,7 +286,7 @@ TEST(ConfigLoadErrors, KeyOutsideAnySection) {
             "[executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
             "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
+            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
@@ -429,7 +430,7 @@ TEST(ConfigOverride, UnknownKey) {
             "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines, retries)");
   EXPECT_EQ(set_error("exector.trials=3"),
             "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve)");
+            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");

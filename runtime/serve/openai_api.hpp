@@ -1,0 +1,101 @@
+// The OpenAI-compatible part of `leap serve --checkpoint` (docs/serve.md "OpenAI-compatible
+// endpoints") without sockets or a model: request bodies of POST /v1/completions and
+// POST /v1/chat/completions parsed into a completion_request (an error names the field, as
+// OpenAI's `param`), the finished choices rendered as OpenAI's JSON answer or as its server-sent
+// events, GET /v1/models, and OpenAI's error shape. Chat messages are rendered with leap's own
+// template (policy::render_chat). Pure functions; any thread.
+#pragma once
+
+#include "policy/prompt.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leap::serve::openai {
+
+struct completion_request {
+  bool chat = false;                 // /v1/chat/completions
+  std::string model;                 // as sent (answers carry the served model's name)
+  // Completions: one or more prompt texts (in leap's template if the caller wants leap's
+  // format; special tokens in the text are encoded as such) or one prompt of token ids.
+  // Chat: the rendered conversation, one prompt.
+  std::vector<std::string> prompts;
+  std::vector<std::vector<int>> prompt_ids; // token-id prompts (completions only); else empty
+  int n = 1;
+  double temperature = 1.0;          // 0: greedy
+  double top_p = 1.0;
+  int max_tokens = 0;                // 0: not given (the server's default)
+  std::vector<std::string> stop;     // up to 4; not part of the text returned
+  std::optional<std::uint64_t> seed;
+  bool logprobs = false;             // completions: `logprobs` given; chat: `logprobs: true`
+  int top_logprobs = 0;              // completions: the `logprobs` integer; chat: top_logprobs
+  bool stream = false;
+  bool include_usage = true;         // streams always end with a usage chunk
+  // vLLM's extension `return_token_ids`: each choice also carries `token_ids`, every sampled
+  // token (the end-of-sequence token included, nothing cut at a stop string), and the answer
+  // `prompt_token_ids` (one list per prompt): what a trainer needs to score the sample.
+  bool return_token_ids = false;
+};
+
+// An OpenAI-shaped error: status, message, the request field at fault (may be empty), type.
+struct api_error {
+  int status = 400;
+  std::string message;
+  std::string param;
+  std::string type = "invalid_request_error";
+};
+
+struct parsed_request {
+  std::optional<completion_request> request;
+  api_error error; // when !request
+};
+
+inline constexpr int max_n = 64; // completions (prompts x n) per request
+inline constexpr int max_stop = 4;
+
+// The seed of row `index` (prompt i, sample j: i * n + j) of a request seeded with `seed`
+// (policy::sequence_seed): every row draws from its own generator, so a seeded request's text
+// does not depend on what else shares its batch, and equals in-process sampling's.
+std::uint64_t row_seed(std::uint64_t seed, std::uint64_t index);
+
+parsed_request parse_completion(const std::string& body);
+parsed_request parse_chat(const std::string& body);
+
+// {"error":{"message","type","param","code"}}
+std::string error_body(const api_error& e);
+
+// GET /v1/models: one model.
+std::string models_body(const std::string& model, std::int64_t created);
+
+// One finished choice, in the order of the answer's `choices` (prompt i, sample j at i * n + j).
+struct choice {
+  std::vector<int> tokens;           // the completion's token ids (the eos token included)
+  std::vector<float> logprobs;       // one per token
+  std::vector<std::string> pieces;   // the bytes each token adds to `text` (see below)
+  std::string text;                  // decoded, without the eos token, cut before a stop string
+  std::string finish_reason;         // "stop" or "length"
+};
+
+struct usage {
+  std::vector<std::vector<int>> prompt_ids; // for return_token_ids
+  long long prompt_tokens = 0;
+  long long completion_tokens = 0;
+};
+
+struct answer_meta {
+  std::string id;                    // "cmpl-..." / "chatcmpl-..."
+  std::string model;
+  std::int64_t created = 0;          // unix seconds
+};
+
+// The non-streaming answer.
+std::string answer_body(const completion_request& r, const answer_meta& m,
+                        const std::vector<choice>& choices, const usage& u);
+// The streamed answer: every event ("data: {...}\n\n") of a chunk per token and choice, a
+// final chunk per choice with its finish_reason, a usage chunk (no choices), then "data: [DONE]".
+std::string stream_body(const completion_request& r, const answer_meta& m,
+                        const std::vector<choice>& choices, const usage& u);
+
+} // namespace leap::serve::openai

@@ -1,0 +1,488 @@
+// `leap serve --checkpoint DIR` end to end: its OpenAI-compatible endpoints over a live server
+// process on loopback, with a tiny random-weight checkpoint made by the test (a byte-level
+// tokenizer with leap's special tokens and a one-layer decoder).
+//  - raw HTTP: GET /v1/models, completions and chat answers with `usage`, n > 1, max_tokens,
+//    stop strings, greedy and seeded reproducibility, a seeded request's text unchanged when it
+//    shares a batched decode with other requests (and /metrics shows batches of several rows),
+//    OpenAI-shaped 400s naming the field, 405, and 404 without --checkpoint;
+//  - leap's own OpenAI client (runtime/serve/openai_client.hpp) gets the sampled token ids;
+//    `leap eval` with generation.source = "openai" against this server samples exactly what
+//    in-process eval samples (every turn, Acc@k, tokens); an unreachable server drops the
+//    attempts instead of hanging; `leap bench` samples from the server; `leap train` refuses
+//    generation.source = "openai";
+//  - the official `openai` npm client (tests/runtime/serve/openai/client_test.js: chat,
+//    completions, streaming, n > 1, logprobs), skipped when node or the pinned package is
+//    missing (scripts/install-test-deps.sh installs them; `make test` runs it).
+#include "common/fs.hpp"
+#include "policy/model_config.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/special_tokens.hpp"
+#include "policy/tokenizer.hpp"
+#include "runtime/commands/eval.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/pipeline/services.hpp"
+#include "runtime/serve/openai_client.hpp"
+#include "tests/runtime/cluster/leap_process.hpp"
+#include "tests/runtime/serve/http_client.hpp"
+
+#include <nlohmann/json.hpp>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+using namespace leap;
+using namespace leap::test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("leap-openai-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+// A random-weight policy over a byte-level tokenizer with leap's special tokens.
+std::string make_checkpoint(const std::string& root) {
+  auto tok = policy::tokenizer::from_merges({}, policy::special::all());
+  EXPECT_TRUE(tok.ok()) << tok.message();
+  const std::string tok_path = root + "/tokenizer-src.json";
+  EXPECT_TRUE(tok->save(tok_path).ok());
+  policy::model_config cfg;
+  cfg.vocab_size = tok->vocab_size();
+  cfg.d_model = 32;
+  cfg.n_layers = 1;
+  cfg.n_heads = 2;
+  cfg.n_kv_heads = 1;
+  cfg.d_ff = 64;
+  cfg.max_seq_len = 2048; // room for a task's prompt (byte-level: one token per byte)
+  cfg.bos_id = tok->token_id(policy::special::bos);
+  cfg.eos_id = tok->token_id(policy::special::eos);
+  cfg.pad_id = tok->token_id(policy::special::pad);
+  auto m = policy::policy_model::create(cfg, 5);
+  EXPECT_TRUE(m.ok()) << m.message();
+  const std::string dir = root + "/tiny-policy";
+  auto s = m->save(dir, tok_path, 0);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dir;
+}
+
+struct server {
+  std::unique_ptr<leap_process> proc;
+  int port = 0;
+  std::string dir;
+
+  bool start(const std::string& name, const std::string& checkpoint) {
+    dir = temp_dir(name);
+    std::vector<std::string> args{LEAP_BINARY};
+    for (std::string s : {"environment.cache_dir=" LEAP_TEST_CACHE_DIR, "environment.backend=cpu",
+                          "serve.listen=127.0.0.1:0", "compiler.workers=1", "executor.workers=1"}) {
+      args.push_back("--set");
+      args.push_back(s);
+    }
+    args.push_back("--set");
+    args.push_back("environment.work_dir=" + dir + "/work");
+    args.push_back("serve");
+    if (!checkpoint.empty()) {
+      args.push_back("--checkpoint");
+      args.push_back(checkpoint);
+    }
+    proc = std::make_unique<leap_process>(args, dir + "/serve");
+    auto p = proc->wait_for("serving on https?://127\\.0\\.0\\.1:(\\d+)", std::chrono::seconds(90));
+    if (!p)
+      return false;
+    port = std::stoi(*p);
+    return true;
+  }
+  ~server() {
+    if (proc && !proc->exited(std::chrono::milliseconds(0))) {
+      proc->kill(SIGTERM);
+      if (!proc->exited(std::chrono::seconds(30)))
+        proc->kill(SIGKILL);
+    }
+    if (!dir.empty())
+      fs::remove_all(dir);
+  }
+};
+
+json post(int port, const std::string& path, const json& body, int* status = nullptr) {
+  auto r = http_call(port, "POST", path, body.dump(), "Content-Type: application/json\r\n");
+  if (status)
+    *status = r.status;
+  try {
+    return json::parse(r.body);
+  } catch (...) {
+    return json{{"unparsed", r.body}, {"status", r.status}};
+  }
+}
+
+double metric(int port, const std::string& name) {
+  auto page = http_call(port, "GET", "/metrics").body;
+  auto at = page.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(page.c_str() + at + name.size() + 2);
+}
+
+class OpenAIServe : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    root_ = new std::string(temp_dir("ckpt"));
+    checkpoint_ = new std::string(make_checkpoint(*root_));
+    srv_ = new server();
+    ASSERT_TRUE(srv_->start("serve", *checkpoint_)) << srv_->proc->err();
+  }
+  static void TearDownTestSuite() {
+    delete srv_;
+    fs::remove_all(*root_);
+    delete root_;
+    delete checkpoint_;
+  }
+  static int port() { return srv_->port; }
+  static std::string* root_;
+  static std::string* checkpoint_;
+  static server* srv_;
+};
+std::string* OpenAIServe::root_ = nullptr;
+std::string* OpenAIServe::checkpoint_ = nullptr;
+server* OpenAIServe::srv_ = nullptr;
+
+} // namespace
+
+TEST_F(OpenAIServe, ModelsCompletionsAndChatAnswerWithUsage) {
+  auto models = json::parse(http_call(port(), "GET", "/v1/models").body);
+  ASSERT_EQ(models["data"].size(), 1u) << models;
+  EXPECT_EQ(models["data"][0]["id"], "tiny-policy");
+
+  int status = 0;
+  auto c = post(port(), "/v1/completions",
+                {{"model", "tiny-policy"}, {"prompt", "__global__"}, {"max_tokens", 7}, {"n", 3},
+                 {"seed", 1}},
+                &status);
+  ASSERT_EQ(status, 200) << c;
+  EXPECT_EQ(c["object"], "text_completion");
+  EXPECT_EQ(c["model"], "tiny-policy");
+  ASSERT_EQ(c["choices"].size(), 3u);
+  long long tokens = 0;
+  for (auto& ch : c["choices"]) {
+    EXPECT_TRUE(ch["finish_reason"] == "length" || ch["finish_reason"] == "stop") << ch;
+    EXPECT_TRUE(ch["logprobs"].is_null());
+  }
+  EXPECT_EQ(c["usage"]["prompt_tokens"], 10); // "__global__": ten bytes, counted once for n = 3
+  tokens = c["usage"]["completion_tokens"].get<long long>();
+  EXPECT_GE(tokens, 3);
+  EXPECT_LE(tokens, 21);
+  EXPECT_EQ(c["usage"]["total_tokens"], 10 + tokens);
+
+  // Chat in leap's template: <|bos|><|user|>{system}\n\n{user}<|assistant|>.
+  auto chat = post(port(), "/v1/chat/completions",
+                   {{"model", "x"},
+                    {"messages", {{{"role", "system"}, {"content", "ab"}}, {{"role", "user"}, {"content", "cd"}}}},
+                    {"max_tokens", 5},
+                    {"logprobs", true}},
+                   &status);
+  ASSERT_EQ(status, 200) << chat;
+  EXPECT_EQ(chat["object"], "chat.completion");
+  EXPECT_EQ(chat["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(chat["usage"]["prompt_tokens"], 3 + 6); // bos, user, assistant + "ab\n\ncd"
+  auto lps = chat["choices"][0]["logprobs"]["content"];
+  EXPECT_GE(lps.size(), 1u);
+  for (auto& t : lps)
+    EXPECT_LE(t["logprob"].get<double>(), 0.0);
+
+  // vLLM's return_token_ids: the sampled ids (eos included) and the prompt's.
+  auto ids = post(port(), "/v1/completions",
+                  {{"model", "x"}, {"prompt", "ab"}, {"max_tokens", 4}, {"seed", 2},
+                   {"return_token_ids", true}});
+  ASSERT_EQ(ids["prompt_token_ids"].size(), 1u) << ids;
+  EXPECT_EQ(ids["prompt_token_ids"][0].size(), 2u) << ids;
+  EXPECT_EQ(ids["choices"][0]["token_ids"].size(), ids["usage"]["completion_tokens"].get<std::size_t>());
+
+  // Greedy twice: the same text.
+  json greedy{{"model", "x"}, {"prompt", "kernel"}, {"max_tokens", 20}, {"temperature", 0}};
+  EXPECT_EQ(post(port(), "/v1/completions", greedy)["choices"][0]["text"],
+            post(port(), "/v1/completions", greedy)["choices"][0]["text"]);
+}
+
+TEST_F(OpenAIServe, StopStringsEndTheTextBeforeThem) {
+  // Sample until some byte shows up, then ask again with that byte as a stop string.
+  json req{{"model", "x"}, {"prompt", "void"}, {"max_tokens", 40}, {"seed", 21}};
+  auto first = post(port(), "/v1/completions", req);
+  std::string text = first["choices"][0]["text"];
+  // A printable ASCII byte after the first one (random weights write random bytes).
+  std::size_t at = 1;
+  while (at < text.size() && !(text[at] > ' ' && text[at] < 127))
+    ++at;
+  ASSERT_LT(at, text.size()) << first;
+  std::string stop = text.substr(at, 1);
+  req["stop"] = {stop};
+  auto cut = post(port(), "/v1/completions", req);
+  EXPECT_EQ(cut["choices"][0]["finish_reason"], "stop") << cut;
+  EXPECT_EQ(cut["choices"][0]["text"], text.substr(0, text.find(stop))) << cut;
+  EXPECT_LE(cut["usage"]["completion_tokens"].get<std::size_t>(), at + 1);
+}
+
+TEST_F(OpenAIServe, SeededRequestsAreBatchedAndKeepTheirText) {
+  json mine{{"model", "x"}, {"prompt", "__global__ void k("}, {"max_tokens", 24}, {"seed", 99}};
+  auto alone = post(port(), "/v1/completions", mine);
+  ASSERT_EQ(alone["choices"].size(), 1u) << alone;
+  const double batches_before = metric(port(), "leap_generate_batches_total");
+  // The same request among 11 others (other prompts and seeds), sent at once, twice.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<json> answers(12);
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 12; ++i)
+      ts.emplace_back([&, i] {
+        json r = i == 5 ? mine
+                        : json{{"model", "x"}, {"prompt", "other prompt " + std::to_string(i)},
+                               {"max_tokens", 24}, {"seed", 1000 + i}};
+        answers[i] = post(port(), "/v1/completions", r);
+      });
+    for (auto& t : ts)
+      t.join();
+    for (auto& a : answers)
+      ASSERT_EQ(a["choices"].size(), 1u) << a;
+    EXPECT_EQ(answers[5]["choices"][0]["text"], alone["choices"][0]["text"]) << "round " << round;
+  }
+  const double batches = metric(port(), "leap_generate_batches_total") - batches_before;
+  EXPECT_GT(batches, 0);
+  EXPECT_LT(batches, 24) << "24 requests were decoded one by one";
+  EXPECT_GE(metric(port(), "leap_generate_batch_rows_max"), 2);
+}
+
+TEST_F(OpenAIServe, ErrorsHaveOpenAIsShapeAndNameTheField) {
+  struct bad {
+    std::string path;
+    std::string body;
+    std::string param;
+  };
+  for (const auto& b : std::vector<bad>{
+         {"/v1/completions", R"({"model":"x","prompt":"a","temperature":"hot"})", "temperature"},
+         {"/v1/completions", R"({"model":"x","prompt":"a","n":0})", "n"},
+         {"/v1/completions", R"({"model":"x","prompt":"a","top_p":1.5})", "top_p"},
+         {"/v1/completions", R"({"model":"x","prompt":"a","max_tokens":-3})", "max_tokens"},
+         {"/v1/completions", R"({"model":"x","prompt":"a","stop":[1]})", "stop"},
+         {"/v1/completions", R"({"model":"x"})", "prompt"},
+         {"/v1/completions", R"({"prompt":"a"})", "model"},
+         {"/v1/chat/completions", R"({"model":"x"})", "messages"},
+         {"/v1/chat/completions", R"({"model":"x","messages":[{"role":"tool","content":"a"}]})",
+          "messages[0].role"},
+         {"/v1/chat/completions", R"({"model":"x","messages":[{"role":"user","content":"a"}],"logprobs":3})",
+          "logprobs"}}) {
+    auto r = http_call(port(), "POST", b.path, b.body);
+    EXPECT_EQ(r.status, 400) << b.body;
+    auto j = json::parse(r.body);
+    EXPECT_EQ(j["error"]["param"], b.param) << r.body;
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+    EXPECT_TRUE(j["error"].contains("code"));
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(b.param.substr(0, b.param.find('['))),
+              std::string::npos)
+      << r.body;
+  }
+  auto malformed = http_call(port(), "POST", "/v1/chat/completions", "{nope");
+  EXPECT_EQ(malformed.status, 400);
+  EXPECT_TRUE(json::parse(malformed.body)["error"].contains("message"));
+  // A prompt longer than the context (2048 tokens).
+  auto r = http_call(port(), "POST", "/v1/completions",
+                     json{{"model", "x"}, {"prompt", std::string(2100, 'a')}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["error"]["param"], "prompt");
+  auto wrong = http_call(port(), "GET", "/v1/chat/completions");
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_EQ(wrong.header("Allow"), "POST");
+  // The server is still up and the existing routes unchanged.
+  EXPECT_EQ(http_call(port(), "GET", "/health").status, 200);
+}
+
+TEST_F(OpenAIServe, StreamedAnswersAreServerSentEvents) {
+  auto r = http_call(port(), "POST", "/v1/chat/completions",
+                     json{{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                          {"max_tokens", 6}, {"seed", 4}, {"stream", true}}
+                       .dump());
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.header("Content-Type").find("text/event-stream"), std::string::npos);
+  EXPECT_EQ(r.body.rfind("data: [DONE]\n\n"), r.body.size() - 14);
+  EXPECT_NE(r.body.find("\"usage\""), std::string::npos);
+  EXPECT_NE(r.body.find("chat.completion.chunk"), std::string::npos);
+}
+
+TEST_F(OpenAIServe, TheOfficialOpenAINpmClient) {
+  const std::string dir = std::string(LEAP_SOURCE_DIR) + "/tests/runtime/serve/openai";
+  if (std::system("command -v node >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "node is not installed (scripts/install-test-deps.sh installs it; `make test` "
+                    "runs that script)";
+  if (!fs::exists(dir + "/node_modules/openai/package.json"))
+    GTEST_SKIP() << "the openai npm package is not installed in " << dir
+                 << "/node_modules (scripts/install-test-deps.sh)";
+  const std::string log = *root_ + "/node.log";
+  const std::string cmd = "cd '" + dir + "' && node client_test.js http://127.0.0.1:"
+                          + std::to_string(port()) + "/v1 tiny-policy > '" + log + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  auto out = read_file(log);
+  EXPECT_EQ(rc, 0) << (out ? *out : std::string("(no output)"));
+  EXPECT_NE(out ? out->find("all checks passed") : std::string::npos, std::string::npos);
+}
+
+TEST_F(OpenAIServe, LeapsOpenAIClientGetsTheSampledTokensAndLogprobs) {
+  serve::openai_client_options o;
+  o.url = "http://127.0.0.1:" + std::to_string(port()) + "/v1";
+  o.model = "tiny-policy";
+  auto c = serve::openai_client::create(o);
+  ASSERT_TRUE(c.ok()) << c.message();
+  serve::openai_completion_call call;
+  call.prompt = {256, 259, 97, 98, 260}; // <|bos|><|user|>ab<|assistant|>
+  call.n = 2;
+  call.max_tokens = 9;
+  call.seed = 12;
+  std::promise<result<serve::openai_answer>> p;
+  auto f = p.get_future();
+  (*c)->complete(call, [&p](result<serve::openai_answer> r) { p.set_value(std::move(r)); });
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  auto a = f.get();
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_EQ(a->samples.size(), 2u);
+  auto raw = post(port(), "/v1/completions",
+                  {{"model", "x"}, {"prompt", call.prompt}, {"n", 2}, {"max_tokens", 9},
+                   {"seed", 12}, {"return_token_ids", true}});
+  for (int i = 0; i < 2; ++i) {
+    const auto& s = a->samples[static_cast<std::size_t>(i)];
+    EXPECT_EQ(s.tokens, raw["choices"][i]["token_ids"].get<std::vector<int>>());
+    EXPECT_GE(s.tokens.size(), 1u);
+    EXPECT_LE(s.tokens.size(), 9u);
+    EXPECT_EQ(s.logprobs.size(), s.tokens.size()); // no stop strings: one per token
+  }
+  EXPECT_EQ(a->tries, 1);
+  EXPECT_EQ(a->prompt_tokens, 5);
+}
+
+namespace {
+
+// `leap eval` of the test's checkpoint with these overrides; every sampled turn's dump line
+// (LEAP_EVAL_DUMP), sorted, and the summary's Acc@k.
+struct eval_run {
+  std::vector<std::string> lines;
+  std::vector<double> acc;
+  long long tokens = 0;
+};
+eval_run run_eval(const std::string& checkpoint, const std::string& dir,
+                  const std::vector<std::string>& sets) {
+  eval_run out;
+  auto cfg = config::defaults();
+  for (const auto& s : sets)
+    EXPECT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.environment.work_dir = dir + "/work";
+  const std::string dump = dir + "/dump.jsonl";
+  fs::create_directories(dir);
+  ::setenv("LEAP_EVAL_DUMP", dump.c_str(), 1);
+  auto svc = runtime::make_services(cfg);
+  EXPECT_TRUE(svc.ok()) << svc.message();
+  if (!svc)
+    return out;
+  auto r = runtime::evaluate_checkpoint(**svc, checkpoint, false);
+  ::unsetenv("LEAP_EVAL_DUMP");
+  EXPECT_TRUE(r.ok()) << r.message();
+  if (!r)
+    return out;
+  out.acc = r->acc_at;
+  out.tokens = r->generated_tokens;
+  EXPECT_EQ(r->per_task.size(), 2u);
+  EXPECT_GT(r->samples, 0) << "dropped " << r->dropped;
+  std::ifstream f(dump);
+  for (std::string line; std::getline(f, line);)
+    out.lines.push_back(line);
+  std::sort(out.lines.begin(), out.lines.end());
+  return out;
+}
+
+} // namespace
+
+TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
+  const std::vector<std::string> sets{
+    "environment.backend=cpu", "eval.split=all", "eval.tasks=[\"vector_add\", \"relu\"]",
+    "eval.group_size=2", "eval.max_turns=2", "eval.max_new_tokens=40", "eval.seed=5",
+    "compiler.workers=1", "executor.workers=1"};
+  auto local = run_eval(*checkpoint_, *root_ + "/eval-local", sets);
+  auto via = sets;
+  via.push_back("generation.source=openai");
+  via.push_back("openai.url=http://127.0.0.1:" + std::to_string(port()) + "/v1");
+  via.push_back("openai.model=tiny-policy");
+  auto remote = run_eval(*checkpoint_, *root_ + "/eval-openai", via);
+  ASSERT_GE(local.lines.size(), 4u); // 2 tasks x 2 attempts, turn 1 at least
+  EXPECT_EQ(remote.lines, local.lines);
+  EXPECT_EQ(remote.acc, local.acc);
+  EXPECT_EQ(remote.tokens, local.tokens);
+
+  // An unreachable server: eval fails with the client's error, it does not hang.
+  auto bad = config::defaults();
+  for (const auto& s : via)
+    ASSERT_TRUE(config::apply_override(bad, s).ok());
+  ASSERT_TRUE(config::apply_override(bad, "openai.url=http://127.0.0.1:1/v1").ok());
+  ASSERT_TRUE(config::apply_override(bad, "openai.timeout_seconds=2").ok());
+  bad.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  bad.environment.work_dir = *root_ + "/eval-bad";
+  auto svc = runtime::make_services(bad);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto r = runtime::evaluate_checkpoint(**svc, *checkpoint_, false);
+  if (r.ok()) // the attempts are dropped (lost to the infrastructure), never judged
+    EXPECT_EQ(r->generated_tokens, 0);
+}
+
+TEST_F(OpenAIServe, BenchSamplesFromTheServer) {
+  const std::string dir = *root_ + "/bench";
+  fs::create_directories(dir);
+  const std::string scenario = dir + "/openai.toml";
+  std::ofstream(scenario) << "[environment]\nbackend = \"cpu\"\n"
+                             "[train]\nsteps = 1\nbatch_groups = 1\ngroup_size = 2\n"
+                             "max_turns = 1\nmax_new_tokens = 16\ntasks = [\"vector_add\"]\n"
+                             "[generation]\nsource = \"openai\"\n"
+                             "[openai]\nurl = \"http://127.0.0.1:"
+                          << port()
+                          << "/v1\"\nmodel = \"tiny-policy\"\n"
+                             "[bench]\nseed = 1\n"
+                             "[bench.generate]\nmodel = \"policy\"\ncheckpoint = \""
+                          << *checkpoint_
+                          << "\"\n[bench.compile]\nmodel = \"nvcc\"\n"
+                             "[bench.execute]\nmodel = \"backend\"\n"
+                             "[bench.learner]\nseconds = 0.01\n";
+  const double before = metric(port(), "leap_generate_tokens_total");
+  leap_process bench({LEAP_BINARY, "--set", "environment.cache_dir=" LEAP_TEST_CACHE_DIR, "bench",
+                      "--config", scenario, "--out", dir + "/out"},
+                     dir + "/bench");
+  ASSERT_TRUE(bench.exited(std::chrono::seconds(300))) << bench.err();
+  EXPECT_TRUE(bench.exited_ok()) << bench.out() << bench.err();
+  EXPECT_GT(metric(port(), "leap_generate_tokens_total"), before) << bench.err();
+}
+
+TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
+  server s;
+  ASSERT_TRUE(s.start("plain", "")) << s.proc->err();
+  for (auto path : {"/v1/completions", "/v1/chat/completions"}) {
+    auto r = http_call(s.port, "POST", path, R"({"model":"x","prompt":"a"})");
+    EXPECT_EQ(r.status, 404);
+    EXPECT_NE(r.body.find("--checkpoint"), std::string::npos) << r.body;
+  }
+  auto m = http_call(s.port, "GET", "/v1/models");
+  EXPECT_EQ(m.status, 404);
+  EXPECT_NE(json::parse(m.body)["error"]["message"].get<std::string>().find("--checkpoint"),
+            std::string::npos);
+  EXPECT_EQ(http_call(s.port, "GET", "/v1/tasks").status, 200);
+}
+
+TEST(OpenAISource, LeapTrainRefusesItNamingWhy) {
+  const std::string dir = temp_dir("train");
+  leap_process train({LEAP_BINARY, "--set", "generation.source=openai", "--set",
+                      "environment.backend=cpu", "train", "--out", dir + "/run"},
+                     dir + "/train");
+  ASSERT_TRUE(train.exited(std::chrono::seconds(60)));
+  EXPECT_FALSE(train.exited_ok());
+  EXPECT_NE(train.err().find("generation.source = \"openai\" cannot train"), std::string::npos)
+    << train.err();
+  EXPECT_FALSE(fs::exists(dir + "/run/metrics.jsonl"));
+  fs::remove_all(dir);
+}
