@@ -106,7 +106,11 @@ private:
     if (status == 0) { // never answer: wait until the client gives up
       while (::recv(c, buf, sizeof buf, 0) > 0) {
       }
+      --open_;
     } else {
+      // A call is off the wire once it is answered: count it closed before the answer goes out,
+      // or the client's next call may connect before this thread gets here (a false 3 of 2).
+      --open_;
       std::string body = status == 200 ? ok_body
                                        : R"({"error":{"message":"scripted )" + std::to_string(status)
                                            + R"(","type":"x","param":null,"code":null}})";
@@ -116,7 +120,6 @@ private:
                         + "\r\nConnection: close\r\n\r\n" + body;
       ::send(c, out.data(), out.size(), MSG_NOSIGNAL);
     }
-    --open_;
     ::close(c);
   }
 
