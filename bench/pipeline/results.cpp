@@ -27,6 +27,9 @@ stage_figures stage_of(const pool_run& p, double wall) {
   f.workers = p.workers;
   std::map<std::uint64_t, double> queued;
   std::map<std::pair<std::uint64_t, std::uint32_t>, double> running;
+  // Busy spans per worker slot. A generator decodes several prompts of one batch at once, so
+  // its jobs overlap on one slot: the slot is busy for the union of its spans, not their sum.
+  std::map<std::uint32_t, std::vector<std::pair<double, double>>> spans;
   std::vector<double> waits;
   for (const auto& e : p.events) {
     using k = job_event::kind;
@@ -47,7 +50,7 @@ stage_figures stage_of(const pool_run& p, double wall) {
       case k::finished: {
         auto r = running.find({e.id, e.slot});
         if (r != running.end()) {
-          f.busy_seconds += std::max(0.0, e.t - r->second);
+          spans[e.slot].emplace_back(r->second, std::max(r->second, e.t));
           running.erase(r);
         }
         break;
@@ -58,7 +61,19 @@ stage_figures stage_of(const pool_run& p, double wall) {
     }
   }
   for (auto& [key, t0] : running) // still running at the end: busy until the end
-    f.busy_seconds += std::max(0.0, wall - t0);
+    spans[key.second].emplace_back(t0, std::max(t0, wall));
+  for (auto& [slot, v] : spans) {
+    std::sort(v.begin(), v.end());
+    double open = v.front().first, close = v.front().second;
+    for (const auto& [a, b] : v) {
+      if (a > close) {
+        f.busy_seconds += close - open;
+        open = a;
+      }
+      close = std::max(close, b);
+    }
+    f.busy_seconds += close - open;
+  }
   f.utilisation = wall > 0 && f.workers > 0 ? f.busy_seconds / (wall * f.workers) : 0.0;
   f.queue_p50 = percentile(waits, 0.50);
   f.queue_p99 = percentile(waits, 0.99);

@@ -255,6 +255,25 @@ TEST(Results, FiguresFromAHandMadeTrace) {
   EXPECT_DOUBLE_EQ(f.learner_busy, 1.0 / 10.0); // the second update ends after the last step
 }
 
+TEST(Results, BatchedJobsOnOneWorkerCountItsBusyTimeOnce) {
+  // One generator slot decodes jobs 1 and 2 as one batch (0-2 s and 1-3 s), then job 3 (5-6 s):
+  // busy 3 + 1 = 4 s of 10, not 2 + 2 + 1 = 5.
+  mode_run r;
+  r.wall_seconds = 10;
+  pool_run p;
+  p.stage = "generate";
+  p.workers = 1;
+  using k = job_event::kind;
+  p.events = {{k::started, 1, 0, 0.0}, {k::started, 2, 0, 1.0}, {k::finished, 1, 0, 2.0},
+              {k::finished, 2, 0, 3.0}, {k::started, 3, 0, 5.0}, {k::finished, 3, 0, 6.0}};
+  r.pools = {p};
+  auto f = figures_of(r);
+  ASSERT_EQ(f.stages.size(), 1u);
+  EXPECT_EQ(f.stages[0].jobs, 3u);
+  EXPECT_DOUBLE_EQ(f.stages[0].busy_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(f.stages[0].utilisation, 0.4);
+}
+
 TEST(Results, AnalyticBoundCountsTheSharedCpu) {
   mode_run r;
   r.mode = "async";
