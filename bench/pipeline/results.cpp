@@ -62,18 +62,29 @@ stage_figures stage_of(const pool_run& p, double wall) {
   }
   for (auto& [key, t0] : running) // still running at the end: busy until the end
     spans[key.second].emplace_back(t0, std::max(t0, wall));
-  for (auto& [slot, v] : spans) {
+  auto union_of = [](std::vector<std::pair<double, double>> v) {
+    if (v.empty())
+      return 0.0;
     std::sort(v.begin(), v.end());
-    double open = v.front().first, close = v.front().second;
+    double total = 0, open = v.front().first, close = v.front().second;
     for (const auto& [a, b] : v) {
       if (a > close) {
-        f.busy_seconds += close - open;
+        total += close - open;
         open = a;
       }
       close = std::max(close, b);
     }
-    f.busy_seconds += close - open;
+    return total + (close - open);
+  };
+  // The generator pool has more slots than replicas (each replica batches several slots' prompts):
+  // its `workers` replicas are busy at most workers x the time any slot was busy.
+  std::vector<std::pair<double, double>> all;
+  double per_slot = 0;
+  for (auto& [slot, v] : spans) {
+    per_slot += union_of(v);
+    all.insert(all.end(), v.begin(), v.end());
   }
+  f.busy_seconds = std::min(per_slot, f.workers * union_of(all));
   f.utilisation = wall > 0 && f.workers > 0 ? f.busy_seconds / (wall * f.workers) : 0.0;
   f.queue_p50 = percentile(waits, 0.50);
   f.queue_p99 = percentile(waits, 0.99);

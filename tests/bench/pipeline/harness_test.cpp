@@ -272,6 +272,15 @@ TEST(Results, BatchedJobsOnOneWorkerCountItsBusyTimeOnce) {
   EXPECT_EQ(f.stages[0].jobs, 3u);
   EXPECT_DOUBLE_EQ(f.stages[0].busy_seconds, 4.0);
   EXPECT_DOUBLE_EQ(f.stages[0].utilisation, 0.4);
+  // The generator pool puts a batch's prompts on different slots of its one replica: the same.
+  r.pools[0].events = {{k::started, 1, 0, 0.0}, {k::started, 2, 1, 1.0}, {k::finished, 1, 0, 2.0},
+                       {k::finished, 2, 1, 3.0}, {k::started, 3, 2, 5.0}, {k::finished, 3, 2, 6.0}};
+  EXPECT_DOUBLE_EQ(figures_of(r).stages[0].busy_seconds, 4.0);
+  // Two compile workers each busy 0-2 s: 4 s.
+  r.pools[0].workers = 2;
+  r.pools[0].events = {{k::started, 1, 0, 0.0}, {k::started, 2, 1, 0.0}, {k::finished, 1, 0, 2.0},
+                       {k::finished, 2, 1, 2.0}};
+  EXPECT_DOUBLE_EQ(figures_of(r).stages[0].busy_seconds, 4.0);
 }
 
 TEST(Results, AnalyticBoundCountsTheSharedCpu) {
