@@ -132,25 +132,23 @@ double metric(int port, const std::string& name) {
 class OpenAIServe : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    root_ = new std::string(temp_dir("ckpt"));
-    checkpoint_ = new std::string(make_checkpoint(*root_));
-    srv_ = new server();
-    ASSERT_TRUE(srv_->start("serve", *checkpoint_)) << srv_->proc->err();
+    root_ = temp_dir("ckpt");
+    checkpoint_ = make_checkpoint(root_);
+    srv_ = std::make_unique<server>();
+    ASSERT_TRUE(srv_->start("serve", checkpoint_)) << srv_->proc->err();
   }
   static void TearDownTestSuite() {
-    delete srv_;
-    fs::remove_all(*root_);
-    delete root_;
-    delete checkpoint_;
+    srv_.reset();
+    fs::remove_all(root_);
   }
   static int port() { return srv_->port; }
-  static std::string* root_;
-  static std::string* checkpoint_;
-  static server* srv_;
+  static std::string root_;
+  static std::string checkpoint_;
+  static std::unique_ptr<server> srv_;
 };
-std::string* OpenAIServe::root_ = nullptr;
-std::string* OpenAIServe::checkpoint_ = nullptr;
-server* OpenAIServe::srv_ = nullptr;
+std::string OpenAIServe::root_;
+std::string OpenAIServe::checkpoint_;
+std::unique_ptr<server> OpenAIServe::srv_;
 
 } // namespace
 
@@ -319,7 +317,7 @@ TEST_F(OpenAIServe, TheOfficialOpenAINpmClient) {
   if (!fs::exists(dir + "/node_modules/openai/package.json"))
     GTEST_SKIP() << "the openai npm package is not installed in " << dir
                  << "/node_modules (scripts/install-test-deps.sh)";
-  const std::string log = *root_ + "/node.log";
+  const std::string log = root_ + "/node.log";
   const std::string cmd = "cd '" + dir + "' && node client_test.js http://127.0.0.1:"
                           + std::to_string(port()) + "/v1 tiny-policy > '" + log + "' 2>&1";
   const int rc = std::system(cmd.c_str());
@@ -407,12 +405,12 @@ TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
     "environment.backend=cpu", "eval.split=all", "eval.tasks=[\"vector_add\", \"relu\"]",
     "eval.group_size=2", "eval.max_turns=2", "eval.max_new_tokens=40", "eval.seed=5",
     "compiler.workers=1", "executor.workers=1"};
-  auto local = run_eval(*checkpoint_, *root_ + "/eval-local", sets);
+  auto local = run_eval(checkpoint_, root_ + "/eval-local", sets);
   auto via = sets;
   via.push_back("generation.source=openai");
   via.push_back("openai.url=http://127.0.0.1:" + std::to_string(port()) + "/v1");
   via.push_back("openai.model=tiny-policy");
-  auto remote = run_eval(*checkpoint_, *root_ + "/eval-openai", via);
+  auto remote = run_eval(checkpoint_, root_ + "/eval-openai", via);
   ASSERT_GE(local.lines.size(), 4u); // 2 tasks x 2 attempts, turn 1 at least
   EXPECT_EQ(remote.lines, local.lines);
   EXPECT_EQ(remote.acc, local.acc);
@@ -425,16 +423,16 @@ TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
   ASSERT_TRUE(config::apply_override(bad, "openai.url=http://127.0.0.1:1/v1").ok());
   ASSERT_TRUE(config::apply_override(bad, "openai.timeout_seconds=2").ok());
   bad.environment.cache_dir = LEAP_TEST_CACHE_DIR;
-  bad.environment.work_dir = *root_ + "/eval-bad";
+  bad.environment.work_dir = root_ + "/eval-bad";
   auto svc = runtime::make_services(bad);
   ASSERT_TRUE(svc.ok()) << svc.message();
-  auto r = runtime::evaluate_checkpoint(**svc, *checkpoint_, false);
+  auto r = runtime::evaluate_checkpoint(**svc, checkpoint_, false);
   if (r.ok()) // the attempts are dropped (lost to the infrastructure), never judged
     EXPECT_EQ(r->generated_tokens, 0);
 }
 
 TEST_F(OpenAIServe, BenchSamplesFromTheServer) {
-  const std::string dir = *root_ + "/bench";
+  const std::string dir = root_ + "/bench";
   fs::create_directories(dir);
   const std::string scenario = dir + "/openai.toml";
   std::ofstream(scenario) << "[environment]\nbackend = \"cpu\"\n"
@@ -446,7 +444,7 @@ TEST_F(OpenAIServe, BenchSamplesFromTheServer) {
                           << "/v1\"\nmodel = \"tiny-policy\"\n"
                              "[bench]\nseed = 1\n"
                              "[bench.generate]\nmodel = \"policy\"\ncheckpoint = \""
-                          << *checkpoint_
+                          << checkpoint_
                           << "\"\n[bench.compile]\nmodel = \"nvcc\"\n"
                              "[bench.execute]\nmodel = \"backend\"\n"
                              "[bench.learner]\nseconds = 0.01\n";
