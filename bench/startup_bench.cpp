@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <string>
 #include <vector>
 
@@ -25,13 +27,22 @@ namespace {
 
 const std::string bin_dir = LEAP_BINARY_DIR;
 
-// The cache of the check benchmarks: a fresh one, warmed by one check before any timing.
+// The cache of the check benchmarks: a fresh one, warmed by one check before any timing, and
+// removed when the benchmark exits.
 const std::string& cache_dir() {
-  static const std::string dir = [] {
+  struct owned {
+    std::string dir;
+    ~owned() {
+      std::error_code ec;
+      if (!dir.empty())
+        std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const owned o{[] {
     auto d = leap::make_temp_dir(leap::temp_root(), "leap-startup-bench-");
-    return d ? *d : std::string("/tmp");
-  }();
-  return dir;
+    return d ? *d : std::string();
+  }()};
+  return o.dir;
 }
 
 // Runs argv with stdout and stderr on /dev/null and without OMP_WAIT_POLICY; its exit status.
