@@ -420,6 +420,14 @@ compile_stage_seconds close_stages(compile_stage_seconds stages, double total) {
 } // namespace
 
 void compiler::next_step(const handle& h) {
+  // The result of a build that ends now: its key, its wall seconds and their stages.
+  auto ended = [h] {
+    build_result r;
+    r.key = h->key;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
+    r.stages = close_stages(h->stages, r.seconds);
+    return r;
+  };
   std::unique_lock<std::mutex> lk(h->mtx);
   if (h->cancelled) {
     lk.unlock();
@@ -432,10 +440,7 @@ void compiler::next_step(const handle& h) {
   if (h->next == h->steps.size()) {
     lk.unlock();
     // Publish into the cache (env/build_cache: a verified entry renamed into place).
-    build_result r;
-    r.key = h->key;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
-    r.stages = close_stages(h->stages, r.seconds);
+    build_result r = ended();
     nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""}, {"seconds", r.seconds}};
     auto w = cache_->publish(*h->lock, h->key, rec, h->dir + "/worker");
     if (!w) {
@@ -458,13 +463,10 @@ void compiler::next_step(const handle& h) {
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count(),
                      h->dir);
     if (!done) {
-      build_result r;
+      build_result r = ended();
       r.st = s.fail_status;
       r.stage = s.stage;
       r.diagnostics = done.message();
-      r.key = h->key;
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
-      r.stages = close_stages(h->stages, r.seconds);
       finish(h, std::move(r));
       return;
     }
@@ -479,18 +481,15 @@ void compiler::next_step(const handle& h) {
   auto stage = s.stage;
   auto fail_status = s.fail_status;
   std::size_t index = h->next - 1;
-  h->current = runner_.start(spec, [this, h, stage, fail_status, index](process_outcome o) {
+  h->current = runner_.start(spec, [this, h, stage, fail_status, index, ended](process_outcome o) {
     if (o.started && !o.cancelled)
       add_step_seconds(h->stages, h->steps[index], o.seconds, h->dir);
     if (o.success()) {
       next_step(h);
       return;
     }
-    build_result r;
-    r.key = h->key;
+    build_result r = ended();
     r.stage = stage;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h->t0).count();
-    r.stages = close_stages(h->stages, r.seconds);
     if (o.cancelled) {
       r.st = build_status::cancelled;
     } else if (o.timed_out) {
