@@ -1,4 +1,5 @@
 #include "actors/cluster.hpp"
+#include "actors/queue_order.hpp"
 
 #include "common/fs.hpp"
 #include "common/host_port.hpp"
@@ -641,7 +642,15 @@ void enqueue(self_ptr self, Request req, Promise rp) {
   }
   s.by_gate[K][j->gate_id] = j->id;
   s.jobs[j->id] = j;
-  s.queue[K].push_back(j->id);
+  // Same order as a local pool's (actors/queue_order.hpp): lower priority first.
+  insert_by_priority(s.queue[K], j->id, [&s](std::uint64_t id) -> std::uint64_t {
+    auto it = s.jobs.find(id);
+    if (it == s.jobs.end())
+      return 0;
+    const auto& q = *it->second;
+    return q.k == compile_kind ? q.creq.priority
+                               : q.k == generate_kind ? q.greq.priority : q.ereq.priority;
+  });
   dispatch(self);
 }
 

@@ -7,7 +7,8 @@
 // comes up later, the latest one), with its size and the time until the slowest node took it.
 //
 // Scheduling is credit-based: a node holds at most workers * (1 + queue_per_worker) jobs of a
-// kind; the rest wait at the head and go to the node with the most free credit. An execute goes to
+// kind; the rest wait at the head (in request priority order, as in a local pool) and go to the
+// node with the most free credit. An execute goes to
 // a node that holds its builds (the one that compiled it); when none that holds them is up, any
 // node with credit takes it, answers with the builds it lacks, and the head builds them there
 // from the sources it remembers (the last `source_memory` builds) before sending the job again.

@@ -145,6 +145,7 @@ struct gk_state {
     msg::generate_request req;
     req.id = next_id++;
     req.group_id = gid;
+    req.priority = gid; // older groups' turns first
     req.samples_per_prompt = first ? static_cast<std::int32_t>(idxs.size()) : 1;
     req.temperature = opts.temperature;
     req.top_p = opts.top_p;
@@ -233,8 +234,9 @@ struct gk_state {
         ++g->rec.counts().compiles_later_turns;
       auto job = next_id++;
       g->rec.io(a).job = job;
+      // Older groups first (see msg::compile_request::priority): the learner waits for them.
       msg::compile_request req{job, g->rec.start().task, at.turns.back().code, opts.backend,
-                               false};
+                               false, gid};
       barrier->sent();
       metered<msg::compile_reply>(
         stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
@@ -291,7 +293,7 @@ struct gk_state {
         auto& io = g2->rec.io(a);
         io.job = next_id++;
         msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.build, *ref,
-                              false};
+                              false, gid};
         metered<msg::exec_reply>(
           stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
           [this, gid, a](msg::exec_reply& r) {

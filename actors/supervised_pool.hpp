@@ -4,13 +4,15 @@
 // job, a worker that died under it or a job the runner reports failed (an error, not a reply:
 // a tool that would not start, a compiler stage killed by a signal, the reference crashing):
 // the job runs up to `retries` more times, then its request fails with an error naming the pool,
-// the job and the last reason. A cancelled job is never retried. A worker runs one job at a time
+// the job and the last reason. A cancelled job is never retried. Queued jobs start in the order
+// of their request's `priority` (lower first, then arrival; a retry goes first). A worker runs one job at a time
 // without blocking its thread: the job's work happens in child processes or on the generation
 // engine's threads, and its completion comes back as a message. Included only by actors/*.cpp,
 // bench/ and tests/ (it pulls in CAF).
 #pragma once
 
 #include "actors/pool_options.hpp"
+#include "actors/queue_order.hpp"
 #include "common/result.hpp"
 #include "messages/error_text.hpp"
 #include "messages/interfaces.hpp"
@@ -52,6 +54,21 @@ struct has_attempts : std::false_type {};
 template <class Reply>
 struct has_attempts<Reply, std::void_t<decltype(std::declval<Reply&>().attempts)>>
   : std::true_type {};
+
+// The queue order of a request: its `priority` field (see msg::compile_request), 0 for
+// request types without one.
+template <class Request, class = void>
+struct has_priority : std::false_type {};
+template <class Request>
+struct has_priority<Request, std::void_t<decltype(std::declval<Request&>().priority)>>
+  : std::true_type {};
+template <class Request>
+std::uint64_t priority_of(const Request& r) {
+  if constexpr (has_priority<Request>::value)
+    return r.priority;
+  else
+    return 0;
+}
 
 // Where the jobs of one worker report their completion. Jobs finish on foreign threads (the
 // process runner's I/O thread), which must never own a reference to the worker actor: dropping
@@ -303,7 +320,8 @@ supervised_pool(typename pool_handle<Atom, Request, Reply>::template stateful_po
     [self, dispatch](Atom, Request req) -> caf::result<Reply> {
       auto rp = self->template make_response_promise<Reply>();
       self->state.observe(event::queued, req.id);
-      self->state.queue.push_back(job_t{std::move(req), rp, 0, false});
+      insert_by_priority(self->state.queue, job_t{std::move(req), rp, 0, false},
+                         [](const job_t& j) { return detail::priority_of(j.req); });
       (*dispatch)();
       return rp;
     },

@@ -38,6 +38,10 @@ struct compile_request {
   std::string source;
   env::backend backend = env::backend::cpu;
   bool reference = false;
+  // Queue order in the pool: lower goes first, equal ones in arrival order. The training
+  // pipeline passes the group id, so the jobs of an older group (the batch the learner waits
+  // for) go before a newer group's; 0 (references, checks) goes before all of them.
+  std::uint64_t priority = 0;
 };
 
 // A finished build. `internal_error` never reaches a requester: the pool retries such a job
@@ -63,6 +67,7 @@ struct exec_request {
   std::string candidate_build; // the content addresses (compile_reply::key) of the builds
   std::string reference_build;
   bool dump_inputs = false;
+  std::uint64_t priority = 0;  // as compile_request::priority
 };
 
 struct exec_reply {
@@ -90,7 +95,7 @@ struct pool_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
   return f(caf::meta::type_name("leap_compile_request"), x.id, x.task, x.source, enum_field(x.backend),
-           x.reference);
+           x.reference, x.priority);
 }
 
 template <class Inspector>
@@ -102,7 +107,7 @@ typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exec_request& x) {
   return f(caf::meta::type_name("leap_exec_request"), x.id, x.task, enum_field(x.backend),
-           x.candidate_build, x.reference_build, x.dump_inputs);
+           x.candidate_build, x.reference_build, x.dump_inputs, x.priority);
 }
 
 template <class Inspector>

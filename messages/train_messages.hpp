@@ -28,6 +28,7 @@ struct generate_request {
   double top_p = 1.0;
   std::int32_t max_new_tokens = 384;
   std::uint64_t seed = 0;
+  std::uint64_t priority = 0;   // queue order in the pool, as msg::compile_request::priority
 };
 
 struct generated {
@@ -222,7 +223,7 @@ inline detail::checked_enum<checkpoint_state> enum_field(checkpoint_state& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("leap_generate_request"), x.id, x.group_id, x.prompts,
-           x.samples_per_prompt, x.temperature, x.top_p, x.max_new_tokens, x.seed);
+           x.samples_per_prompt, x.temperature, x.top_p, x.max_new_tokens, x.seed, x.priority);
 }
 
 template <class Inspector>

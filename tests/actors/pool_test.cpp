@@ -3,17 +3,21 @@
 // after a delay, like child processes do, and which fails on demand: bounded concurrency, a
 // worker that dies is replaced and its job retried, a job that fails inside leap is retried and
 // then fails its request with the last reason, a cancelled job is never retried, queued jobs
-// cancelled before they start never run.
+// cancelled before they start never run, queued jobs start in priority order.
+#include "actors/queue_order.hpp"
 #include "actors/supervised_pool.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <future>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace leap;
 using namespace std::chrono_literals;
@@ -27,6 +31,8 @@ struct counters {
   std::atomic<int> started{0};
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
+  std::mutex mtx;
+  std::vector<std::string> order; // sources in the order their jobs started (guarded by mtx)
 };
 
 // Sources that fail on demand: "die_once" / "die_always" throw from the job's start on the
@@ -42,6 +48,10 @@ std::shared_ptr<runner_t> delayed_runner(std::shared_ptr<counters> c, std::chron
   r->start = [c, d, tries](const msg::compile_request& req,
                            runner_t::done_fn done) -> runner_t::cancel_fn {
     ++c->started;
+    {
+      std::lock_guard<std::mutex> lk(c->mtx);
+      c->order.push_back(req.source);
+    }
     int k = 0;
     {
       std::lock_guard<std::mutex> lk(tries->mtx);
@@ -116,6 +126,52 @@ TEST_F(pool_fixture, BoundsConcurrencyAndAnswersEveryJob) {
       EXPECT_EQ(s.busy, 0u);
     },
     [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+TEST(queue_order, LowerPriorityFirstThenArrivalAndAFrontEntryStaysInFront) {
+  using item = std::pair<std::uint64_t, char>; // priority, name
+  std::deque<item> q;
+  auto prio = [](const item& i) { return i.first; };
+  for (item i : {item{5, 'a'}, item{3, 'b'}, item{5, 'c'}, item{1, 'd'}, item{3, 'e'}})
+    actors::insert_by_priority(q, i, prio);
+  std::string names;
+  for (auto& i : q)
+    names += i.second;
+  EXPECT_EQ(names, "dbeac");
+  // A retry is put in front whatever its priority; later arrivals go behind it unless their
+  // priority value is lower than the retry's.
+  q.push_front(item{2, 'r'});
+  actors::insert_by_priority(q, item{0, 'z'}, prio);
+  actors::insert_by_priority(q, item{4, 'y'}, prio);
+  names.clear();
+  for (auto& i : q)
+    names += i.second;
+  EXPECT_EQ(names, "zrdbeyac");
+}
+
+// The training pipeline sends each job with its group id as priority, so the groups the learner
+// waits for are built and run before newer ones (actors/gatekeeper.cpp).
+TEST_F(pool_fixture, QueuedJobsStartInPriorityOrderThenArrival) {
+  auto c = std::make_shared<counters>();
+  auto pool = spawn(1, delayed_runner(c, 100ms));
+  caf::scoped_actor self{*sys};
+  std::vector<decltype(self->request(pool, 5s, msg::compile_atom_v, msg::compile_request{}))> hs;
+  auto send = [&](std::uint64_t id, const char* src, std::uint64_t priority) {
+    msg::compile_request r{id, "t", src, env::backend::cpu, false, priority};
+    hs.push_back(self->request(pool, 10s, msg::compile_atom_v, std::move(r)));
+  };
+  send(1, "running", 7); // starts at once: the only worker is idle
+  send(2, "g5_first", 5);
+  send(3, "g3_first", 3);
+  send(4, "g5_second", 5);
+  send(5, "reference", 0);
+  send(6, "g3_second", 3);
+  for (auto& h : hs)
+    h.receive([](msg::compile_reply&) {}, [&](caf::error& e) { FAIL() << sys->render(e); });
+  std::lock_guard<std::mutex> lk(c->mtx);
+  EXPECT_EQ(c->order, (std::vector<std::string>{"running", "reference", "g3_first", "g3_second",
+                                                "g5_first", "g5_second"}));
   self->send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
