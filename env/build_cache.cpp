@@ -110,6 +110,7 @@ build_cache::~build_cache() {
 }
 
 std::string build_cache::builds_dir() const { return opts_.cache_dir + "/builds"; }
+std::string build_cache::glue_dir() const { return opts_.cache_dir + "/glue"; }
 
 std::string build_cache::entry_dir(const std::string& key) const { return builds_dir() + "/" + key; }
 
@@ -261,6 +262,17 @@ result<build_cache::usage> build_cache::scan(bool verify) const {
         ++u.damaged;
     }
   }
+  std::error_code gec;
+  for (auto& e : fs::directory_iterator(glue_dir(), gec)) { // absent until the first build
+    std::error_code ec2;
+    if (!e.is_regular_file(ec2))
+      continue;
+    if (e.path().extension() == ".o")
+      ++u.glue_objects;
+    auto n = e.file_size(ec2);
+    if (!ec2)
+      u.glue_bytes += n;
+  }
   return u;
 }
 
@@ -368,7 +380,7 @@ void build_cache::maybe_evict(std::uint64_t added) {
     approx_bytes_ = static_cast<std::int64_t>(rep->after.bytes);
 }
 
-result<std::size_t> build_cache::clear() {
+result<build_cache::clear_report> build_cache::clear() {
   const auto path = builds_dir() + "/.in-use";
   int fd = open_lock_file(path);
   if (fd < 0)
@@ -377,7 +389,7 @@ result<std::size_t> build_cache::clear() {
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
     return make_error(opts_.cache_dir + " is in use by a running leap process: stop it first, or "
                       "use 'leap cache prune' (which keeps what is in use)");
-  std::size_t n = 0;
+  clear_report rep;
   std::error_code ec;
   std::vector<fs::path> dirs;
   for (auto& e : fs::directory_iterator(builds_dir(), ec)) {
@@ -393,13 +405,28 @@ result<std::size_t> build_cache::clear() {
       if (!held)
         return held.err();
       remove_entry(d);
-      ++n;
+      ++rep.builds;
     } else {
       fs::remove_all(d, ec);
     }
   }
+  // No process builds while we hold builds/.in-use exclusively, so no glue object is being
+  // written; a file that will not go is an error (the cache would not be clear).
+  std::error_code gec;
+  std::vector<fs::path> glue;
+  for (auto& e : fs::directory_iterator(glue_dir(), gec))
+    glue.push_back(e.path());
+  for (auto& f : glue) {
+    std::error_code ec2;
+    const bool object = f.extension() == ".o";
+    fs::remove_all(f, ec2);
+    if (ec2)
+      return make_error(f.string() + ": cannot remove: " + ec2.message());
+    if (object)
+      ++rep.glue_objects;
+  }
   approx_bytes_ = -1;
-  return n;
+  return rep;
 }
 
 } // namespace leap::env

@@ -17,6 +17,9 @@
 //   executor reports leap's own error, an infrastructure drop, never a verdict).
 // - `clear` refuses while a leap process has the cache open (every process that builds holds a
 //   shared flock on builds/.in-use for its lifetime).
+// - The compiler keeps each task's glue object beside the builds (<cache_dir>/glue/, one small
+//   checksummed object per task signature and toolchain, env/compiler.cpp): `scan` counts them,
+//   `clear` removes them with the builds, `prune` leaves them (a few KiB each, outside the bound).
 // Thread-safe: every method may be called from any thread; the locks are the kernel's, per open
 // file description, so they also order threads of one process.
 #pragma once
@@ -49,6 +52,7 @@ public:
 
   const build_cache_options& options() const { return opts_; }
   std::string builds_dir() const;
+  std::string glue_dir() const; // <cache_dir>/glue (env/compiler.cpp writes it)
   std::string entry_dir(const std::string& key) const;
   // The lock file that guards `key` (for a waiter that blocks on it in a child process).
   std::string lock_file(const std::string& key) const;
@@ -98,6 +102,8 @@ public:
     std::uint64_t bytes = 0;
     std::size_t damaged = 0;   // failed verification (only counted when verifying)
     std::size_t leftovers = 0; // temporary directories of builds that never finished
+    std::size_t glue_objects = 0; // <cache_dir>/glue/*.o
+    std::uint64_t glue_bytes = 0; // everything in <cache_dir>/glue/ (objects and checksums)
   };
   // Walks the cache; `verify` also checks every entry's manifest (reads every byte).
   result<usage> scan(bool verify) const;
@@ -111,8 +117,13 @@ public:
   // Removes damaged entries and stale temporaries, then evicts least recently used entries
   // until the cache holds at most `target_bytes`. Serialised across processes (builds/.evict).
   result<prune_report> prune(std::uint64_t target_bytes);
-  // Removes every entry; refused while another leap process holds the cache open.
-  result<std::size_t> clear();
+  struct clear_report {
+    std::size_t builds = 0;
+    std::size_t glue_objects = 0;
+  };
+  // Removes every entry and every glue object; refused while another leap process holds the
+  // cache open.
+  result<clear_report> clear();
 
 private:
   // verify: also remove entries that fail their manifest; wait: block on another pruner.

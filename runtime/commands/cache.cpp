@@ -1,6 +1,7 @@
 // `leap cache stats|prune|clear`: the build cache (<cache_dir>/builds, env/build_cache.hpp):
-// its size against environment.cache_max_mb and its health; least-recently-used eviction down
-// to the bound; removing every build. Needs only the configuration (no tools, no tasks).
+// its size against environment.cache_max_mb and its health, and the glue objects beside it;
+// least-recently-used eviction down to the bound; removing every build and glue object. Needs
+// only the configuration (no tools, no tasks).
 #include "env/build_cache.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -44,6 +45,9 @@ int run_cache(const command_context& ctx) {
     std::printf("damaged:      %zu (removed and rebuilt when next used, or by 'leap cache prune')\n",
                 u->damaged);
     std::printf("unfinished:   %zu temporary directories\n", u->leftovers);
+    std::printf("glue objects: %zu, %.1f KiB in %s (one per task signature; removed by 'clear')\n",
+                u->glue_objects, static_cast<double>(u->glue_bytes) / 1024.0,
+                cache.glue_dir().c_str());
     return exit_ok;
   }
   if (sub == "prune") {
@@ -68,7 +72,8 @@ int run_cache(const command_context& ctx) {
       std::fprintf(stderr, "leap cache: %s\n", n.message().c_str());
       return exit_failed;
     }
-    std::printf("removed %zu builds from %s\n", *n, cache.builds_dir().c_str());
+    std::printf("removed %zu builds from %s and %zu glue objects from %s\n", n->builds,
+                cache.builds_dir().c_str(), n->glue_objects, cache.glue_dir().c_str());
     return exit_ok;
   }
   return usage_error("cache needs 'stats', 'prune' or 'clear'");
@@ -79,7 +84,7 @@ int run_cache(const command_context& ctx) {
 command cache_command() {
   return {{"cache"}, "stats|prune|clear",
           "the build cache: size, bound and health; evict the least\nrecently used builds down to "
-          "environment.cache_max_mb;\nor remove every build (refused while a leap uses it)",
+          "environment.cache_max_mb;\nor remove every build and glue object (refused while a leap uses it)",
           command::needs::config, false, true, run_cache};
 }
 

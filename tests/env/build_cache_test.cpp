@@ -215,7 +215,36 @@ TEST(BuildCache, ClearIsRefusedWhileAProcessHoldsTheCacheOpen) {
   }
   auto r = tool.clear();
   ASSERT_TRUE(r) << r.message();
-  EXPECT_EQ(*r, 1u);
+  EXPECT_EQ(r->builds, 1u);
+  EXPECT_EQ(tool.scan(false)->entries, 0u);
+}
+
+// The compiler's glue objects live beside the builds (<cache_dir>/glue/): scan counts them,
+// prune leaves them, clear removes them with the builds; a missing glue directory is no error.
+TEST(BuildCache, GlueObjectsAreCountedKeptByPruneAndRemovedByClear) {
+  temp_cache t;
+  build_cache tool(opts(t.dir));
+  auto empty = tool.scan(true);
+  ASSERT_TRUE(empty) << empty.message();
+  EXPECT_EQ(empty->glue_objects, 0u);
+  put(tool, key_of(1), 100, t.dir);
+  fs::create_directories(tool.glue_dir());
+  for (const char* k : {"aa", "bb"}) {
+    ASSERT_TRUE(write_file_atomic(tool.glue_dir() + "/" + k + ".o", std::string(1000, 'x')));
+    ASSERT_TRUE(write_file_atomic(tool.glue_dir() + "/" + k + ".sha256", std::string(64, '0')));
+  }
+  auto u = tool.scan(true);
+  ASSERT_TRUE(u) << u.message();
+  EXPECT_EQ(u->glue_objects, 2u);
+  EXPECT_EQ(u->glue_bytes, 2u * (1000 + 64));
+  EXPECT_EQ(u->entries, 1u);
+  auto p = tool.prune(0);
+  ASSERT_TRUE(p) << p.message();
+  EXPECT_EQ(tool.scan(false)->glue_objects, 2u);
+  auto r = tool.clear();
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->glue_objects, 2u);
+  EXPECT_TRUE(fs::is_empty(tool.glue_dir()));
   EXPECT_EQ(tool.scan(false)->entries, 0u);
 }
 
