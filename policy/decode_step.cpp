@@ -510,7 +510,7 @@ std::unique_ptr<decode_step> decode_step::make(const decoder_impl& model) {
   // 540 vs ~350 ms of CPU a call); they run only when forced, for the tests.
   if (!cpu_has_avx512() && !portable_forced()) return nullptr;
   torch::NoGradGuard no_grad;
-  std::unique_ptr<decode_step> s(new decode_step());
+  auto s = std::make_unique<decode_step>(passkey<decode_step>());
   s->cfg_ = model.config();
   const auto& stack = *model.model;
   for (std::size_t l = 0; l < stack.layers->size(); ++l) {

@@ -17,6 +17,7 @@
 // keeps one per weight version (decoder_impl::fused_step) and makes a new one after an update.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "policy/decoder.hpp"
 #include "policy/kv_cache.hpp"
 
@@ -60,13 +61,14 @@ public:
     std::int64_t n = 0, k = 0;
   };
 
+  explicit decode_step(passkey<decode_step>) {} // the factory above only
+
 private:
   struct layer {
     packed qkv, o, gate_up, down;   // qkv: [q; k; v] rows, gate_up: [gate; up] rows
     torch::Tensor qkv_bias, o_bias; // [(H + 2 KV) Dh], [D]; undefined when the config has none
     torch::Tensor ln1, ln2;         // [D] input_layernorm, post_attention_layernorm
   };
-  decode_step() = default;
   // The layer's output projection and MLP, shared by operator() and prefill.
   void finish_layer(const layer& L, const float* attn, std::int64_t rows, float* h, float* x,
                     torch::Tensor& gate_up) const;

@@ -133,10 +133,12 @@ struct generation_engine::impl {
   }
 };
 
+generation_engine::generation_engine(passkey<generation_engine>) {}
+
 result<std::unique_ptr<generation_engine>> generation_engine::create(const std::string& dir,
                                                                      int workers,
                                                                      std::int64_t version) {
-  std::unique_ptr<generation_engine> e(new generation_engine());
+  auto e = std::make_unique<generation_engine>(passkey<generation_engine>());
   e->impl_ = std::make_unique<impl>();
   e->impl_->version = version;
   std::vector<policy_model> replicas;
@@ -154,7 +156,7 @@ result<std::unique_ptr<generation_engine>> generation_engine::create(const std::
 }
 
 std::unique_ptr<generation_engine> generation_engine::create_remote(int workers, remote_fn remote) {
-  std::unique_ptr<generation_engine> e(new generation_engine());
+  auto e = std::make_unique<generation_engine>(passkey<generation_engine>());
   e->impl_ = std::make_unique<impl>();
   e->impl_->remote = std::move(remote);
   e->impl_->remote_workers = std::max(1, workers);

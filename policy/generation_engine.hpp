@@ -11,6 +11,7 @@
 // thread; `done` runs on a worker thread.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "common/result.hpp"
 #include "policy/policy_model.hpp"
 
@@ -66,9 +67,9 @@ public:
   int workers() const;
 
   struct impl;
+  explicit generation_engine(passkey<generation_engine>); // create() / create_remote() only
 
 private:
-  generation_engine() = default;
   std::unique_ptr<impl> impl_;
 };
 

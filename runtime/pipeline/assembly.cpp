@@ -44,7 +44,7 @@ struct pipeline::impl {
   }
 };
 
-pipeline::pipeline(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+pipeline::pipeline(passkey<pipeline>, std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 
 pipeline::~pipeline() {
   if (!impl_ || !impl_->sys)
@@ -174,7 +174,7 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
     if (d.gatekeeper.mode == msg::train_mode::sync)
       caf::anon_send(I->gatekeeper, msg::flush_atom_v);
   }
-  return std::unique_ptr<pipeline>(new pipeline(std::move(I)));
+  return std::make_unique<pipeline>(passkey<pipeline>(), std::move(I));
 }
 
 pipeline_outcome pipeline::wait(const std::atomic<bool>* stop) {

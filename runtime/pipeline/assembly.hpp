@@ -14,6 +14,7 @@
 // thread (a command's main thread or a test); callbacks run on actor threads.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "actors/eval_collector.hpp"
 #include "actors/gatekeeper.hpp"
 #include "actors/learner.hpp"
@@ -97,8 +98,9 @@ public:
 
   struct impl;
 
+  pipeline(passkey<pipeline>, std::unique_ptr<impl> i); // spawn() only
+
 private:
-  explicit pipeline(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;
 };
 

@@ -39,7 +39,7 @@ struct evaluator::impl {
   ~impl() { pools.shutdown(); }
 };
 
-evaluator::evaluator(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+evaluator::evaluator(passkey<evaluator>, std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 evaluator::~evaluator() = default;
 
 result<std::unique_ptr<evaluator>> evaluator::create(services& svc) {
@@ -53,7 +53,7 @@ result<std::unique_ptr<evaluator>> evaluator::create(services& svc) {
   i->pools = std::move(*pools);
   i->compilers = i->pools.compilers;
   i->executors = i->pools.executors;
-  return std::unique_ptr<evaluator>(new evaluator(std::move(i)));
+  return std::make_unique<evaluator>(passkey<evaluator>(), std::move(i));
 }
 
 result<msg::cluster_status> evaluator::cluster_status() {

@@ -5,6 +5,7 @@
 // supervised pools; the header keeps CAF out of its includers. Call from one (non-actor) thread.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "common/result.hpp"
 #include "env/verdict.hpp"
 #include "messages/cluster_messages.hpp"
@@ -47,8 +48,9 @@ public:
 
   struct impl;
 
+  evaluator(passkey<evaluator>, std::unique_ptr<impl> i); // create() only
+
 private:
-  explicit evaluator(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;
 };
 

@@ -315,7 +315,7 @@ void http_server::impl::accept() {
   });
 }
 
-http_server::http_server(std::shared_ptr<impl> i) : impl_(std::move(i)) {}
+http_server::http_server(passkey<http_server>, std::shared_ptr<impl> i) : impl_(std::move(i)) {}
 
 http_server::~http_server() { stop(); }
 
@@ -361,7 +361,7 @@ result<std::unique_ptr<http_server>> http_server::start(http_server_options opts
   I.work.emplace(net::make_work_guard(I.ioc));
   for (int t = 0; t < std::max(1, I.opts.threads); ++t)
     I.threads.emplace_back([p = sp.get()] { p->ioc.run(); });
-  return std::unique_ptr<http_server>(new http_server(std::move(sp)));
+  return std::make_unique<http_server>(passkey<http_server>(), std::move(sp));
 }
 
 std::uint16_t http_server::port() const { return impl_->port; }

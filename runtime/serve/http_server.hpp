@@ -10,6 +10,7 @@
 // are called from the owning (main) thread.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "common/host_port.hpp"
 #include "common/result.hpp"
 
@@ -76,8 +77,9 @@ public:
 
   struct impl;
 
+  http_server(passkey<http_server>, std::shared_ptr<impl> i); // start() only
+
 private:
-  explicit http_server(std::shared_ptr<impl> i);
   // Shared with every answer still on its way (an answer that comes after stop() finds the
   // I/O threads gone and is dropped with its connection).
   std::shared_ptr<impl> impl_;

@@ -209,7 +209,7 @@ result<std::unique_ptr<openai_client>> openai_client::create(openai_client_optio
   if (base.empty())
     base = "/v1";
   auto colon = hostport.rfind(':');
-  std::unique_ptr<openai_client> c(new openai_client());
+  auto c = std::make_unique<openai_client>(passkey<openai_client>());
   c->impl_ = std::make_shared<impl>();
   auto& i = *c->impl_;
   i.host = colon == std::string::npos ? hostport : hostport.substr(0, colon);

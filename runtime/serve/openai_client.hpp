@@ -11,6 +11,7 @@
 // docs/serve.md).
 #pragma once
 
+#include "common/passkey.hpp"
 #include "common/result.hpp"
 
 #include <chrono>
@@ -69,9 +70,9 @@ public:
   std::uint64_t retried() const;
 
   struct impl;
+  explicit openai_client(passkey<openai_client>) {} // create() only
 
 private:
-  openai_client() = default;
   std::shared_ptr<impl> impl_;
 };
 
