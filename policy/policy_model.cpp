@@ -84,6 +84,7 @@ sampling_params to_params(const group_sampling& p) {
   sp.stop_strings = p.stop_strings;
   sp.decode = p.decode;
   sp.row_seeds = p.row_seeds;
+  sp.on_token = p.on_token;
   return sp;
 }
 

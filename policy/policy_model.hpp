@@ -28,6 +28,7 @@ struct group_sampling {
   std::vector<std::string> stop_strings;
   std::function<std::string(const std::vector<int>&)> decode;
   std::vector<std::uint64_t> row_seeds;
+  std::function<void(std::size_t row, int token, float logprob)> on_token; // as sampling_params
 };
 
 struct sampled {

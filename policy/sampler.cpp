@@ -145,6 +145,7 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       const int tok = static_cast<int>(nt[r]);
       s.tokens.push_back(tok);
       s.logprobs.push_back(nl[r]);
+      if (params.on_token) params.on_token(static_cast<std::size_t>(active[r]), tok, nl[r]);
       bool done = true;
       if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
         s.finish = finish_reason::eos;

@@ -42,6 +42,10 @@ struct sampling_params {
   // on the other rows of the batch (`seed` is unused). Empty: one generator seeded with `seed`
   // for the whole batch, as before. Greedy decoding and the logits are the same either way.
   std::vector<std::uint64_t> row_seeds;
+  // Optional: called on the sampling thread for each token as it is drawn (row: the sample's
+  // index in the result; the eos or stop token too), before the next step runs: streaming. It
+  // must not throw, and should be quick (it delays the step).
+  std::function<void(std::size_t row, int token, float logprob)> on_token;
 };
 
 // The seed of sequence `index` of a job seeded with `seed` (splitmix64 of the two): the per-row

@@ -15,7 +15,9 @@
 #include <boost/asio/executor_work_guard.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -52,6 +54,87 @@ bool same_secret(const std::string& a, const std::string& b) {
 }
 
 } // namespace
+
+// The shared part of a body_stream: what the producer wrote and the connection has not sent
+// yet, whether it ended, and how to wake the connection. The wake function holds the session
+// (its only owner while it waits for the producer); end of stream and close() drop it.
+struct stream_state {
+  std::mutex mtx;
+  std::string pending;
+  bool ended = false;
+  bool closed = false;
+  std::function<void()> wake;
+
+  void write(std::string bytes) {
+    std::function<void()> w;
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      if (ended || closed || bytes.empty())
+        return;
+      pending += bytes;
+      w = wake;
+    }
+    if (w)
+      w();
+  }
+  void end() {
+    std::function<void()> w;
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      if (ended)
+        return;
+      ended = true;
+      w = wake;
+    }
+    if (w)
+      w();
+  }
+  // The connection's side: everything written so far, and whether that is all.
+  std::pair<std::string, bool> take() {
+    std::lock_guard<std::mutex> lk(mtx);
+    std::pair<std::string, bool> t{std::move(pending), ended};
+    pending.clear();
+    return t;
+  }
+  void attach(std::function<void()> w) {
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      if (closed)
+        return;
+      wake = w;
+    }
+    w(); // what was written before the header went out
+  }
+  void close() {
+    std::function<void()> gone;
+    std::lock_guard<std::mutex> lk(mtx);
+    closed = true;
+    gone.swap(wake); // destroyed after the lock is released (it may own the session)
+  }
+};
+
+namespace {
+
+// The producer's handle: ends the stream when the producer drops it.
+class body_stream_handle final : public body_stream {
+public:
+  body_stream_handle() : st_(std::make_shared<stream_state>()) {}
+  ~body_stream_handle() override { st_->end(); }
+  void write(std::string bytes) override { st_->write(std::move(bytes)); }
+  void end() override { st_->end(); }
+  bool closed() const override {
+    std::lock_guard<std::mutex> lk(st_->mtx);
+    return st_->closed;
+  }
+  const std::shared_ptr<stream_state>& state() const { return st_; }
+
+private:
+  std::shared_ptr<stream_state> st_;
+};
+
+} // namespace
+
+std::shared_ptr<body_stream> make_body_stream() { return std::make_shared<body_stream_handle>(); }
 
 // What a connection touches when it closes, possibly while the io_context is being destroyed
 // (after the server's other members): kept apart, shared by every session.
@@ -224,6 +307,8 @@ private:
       if (once->exchange(true))
         return;
       net::post(self->stream_.get_executor(), [owner, self, r = std::move(r)]() mutable {
+        if (r.stream)
+          return self->write_stream(std::move(r), self->keep_alive_); // in flight until it ends
         --owner->in_flight;
         self->write(std::move(r), self->keep_alive_);
       });
@@ -274,6 +359,92 @@ private:
                       });
   }
 
+  // A streamed answer: the header now (chunked), then each batch of bytes the producer wrote as
+  // one chunk, then the last chunk; the request is answered (in flight, metrics) at the end.
+  void write_stream(http_response r, bool keep_alive) {
+    keep_alive = keep_alive && !srv_->draining.load();
+    auto* handle = dynamic_cast<body_stream_handle*>(r.stream.get());
+    if (!handle) { // not made by make_body_stream(): leap's own mistake
+      --srv_->in_flight;
+      return write(plain_error(500, "internal error: a stream the server did not make"), false);
+    }
+    auto res = std::make_shared<http::response<http::empty_body>>(
+      static_cast<http::status>(r.status), 11);
+    res->set(http::field::server, "leap");
+    res->set(http::field::content_type, r.content_type);
+    res->set(http::field::cache_control, "no-cache");
+    res->set("Leap-Schema", schema_version);
+    res->keep_alive(keep_alive);
+    res->chunked(true);
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    st_ = handle->state();
+    stream_keep_alive_ = keep_alive;
+    stream_status_ = r.status;
+    stream_route_ = r.route;
+    lowest().expires_after(srv_->opts.read_timeout);
+    http::async_write_header(stream_, *sr, [self = this->shared_from_this(), res, sr](
+                                             beast::error_code ec, std::size_t) {
+      if (ec)
+        return self->stream_done(false);
+      self->st_->attach([self] {
+        net::post(self->stream_.get_executor(), [self] { self->pump(); });
+      });
+    });
+  }
+
+  void pump() {
+    if (writing_ || !st_)
+      return;
+    auto [bytes, ended] = st_->take();
+    if (bytes.empty() && !ended)
+      return; // woken for nothing new; the next write wakes us again
+    writing_ = true;
+    lowest().expires_after(srv_->opts.read_timeout);
+    if (bytes.empty())
+      return last_chunk();
+    auto buf = std::make_shared<std::string>(std::move(bytes));
+    net::async_write(stream_, http::make_chunk(net::buffer(*buf)),
+                     [self = this->shared_from_this(), buf, ended = ended](beast::error_code ec,
+                                                                           std::size_t) {
+                       if (ec)
+                         return self->stream_done(false);
+                       if (ended)
+                         return self->last_chunk();
+                       self->writing_ = false;
+                       self->pump();
+                     });
+  }
+
+  void last_chunk() {
+    net::async_write(stream_, http::make_chunk_last(),
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->stream_done(!ec);
+                     });
+  }
+
+  // The stream ended (ok) or its connection failed: the request is answered either way.
+  void stream_done(bool ok) {
+    auto st = std::move(st_);
+    if (st)
+      st->close(); // drops the wake function that owned this session; later writes are dropped
+    writing_ = false;
+    --srv_->in_flight;
+    if (srv_->opts.metrics) {
+      srv_->opts.metrics->inc("leap_http_requests_total",
+                              {{"route", stream_route_}, {"code", std::to_string(stream_status_)}});
+      if (started_ != clock_type::time_point{})
+        srv_->opts.metrics->observe(
+          "leap_http_request_seconds",
+          std::chrono::duration<double>(clock_type::now() - started_).count(),
+          {{"route", stream_route_}});
+    }
+    started_ = {};
+    if (!ok || !stream_keep_alive_)
+      return close();
+    first_ = false;
+    wait_request();
+  }
+
   void close() {
     beast::error_code ec;
     if constexpr (std::is_same<Stream, beast::tcp_stream>::value) {
@@ -293,6 +464,12 @@ private:
   bool first_ = true;
   bool keep_alive_ = false;
   clock_type::time_point started_{};
+  // The streamed answer being sent (write_stream), if any.
+  std::shared_ptr<stream_state> st_;
+  bool writing_ = false;
+  bool stream_keep_alive_ = false;
+  int stream_status_ = 200;
+  std::string stream_route_;
 };
 
 } // namespace

@@ -32,6 +32,22 @@ struct http_request {
   std::string body;
 };
 
+// The body of a response sent as it is produced (HTTP/1.1 chunked transfer encoding): server-
+// sent events of a streamed completion. The handler makes one (make_body_stream), answers with
+// it in http_response::stream, and writes to it from any thread, before or after answering;
+// each write goes out as it comes (the connection's writes never wait on the producer). end()
+// finishes the response; a stream dropped without end() is ended by its destructor. When the
+// client goes away, closed() turns true and later writes are dropped: the producer may stop.
+// Thread-safe.
+class body_stream {
+public:
+  virtual ~body_stream() = default;
+  virtual void write(std::string bytes) = 0;
+  virtual void end() = 0;
+  virtual bool closed() const = 0;
+};
+std::shared_ptr<body_stream> make_body_stream();
+
 struct http_response {
   int status = 200;
   std::string content_type = "application/json";
@@ -39,6 +55,9 @@ struct http_response {
   int retry_after = 0;     // seconds; sent as Retry-After when > 0
   std::string allow;       // 405: the methods the path takes
   std::string route = "unknown"; // the metrics label of what answered
+  // Set: the body is this stream's bytes (sent chunked), `body` is unused. The request counts
+  // as answered (metrics, in-flight) when the stream ends.
+  std::shared_ptr<body_stream> stream;
 };
 
 using respond_fn = std::function<void(http_response)>;

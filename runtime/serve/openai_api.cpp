@@ -344,81 +344,170 @@ std::string answer_body(const completion_request& r, const answer_meta& m,
   return dump_lossy(a);
 }
 
-std::string stream_body(const completion_request& r, const answer_meta& m,
-                        const std::vector<choice>& choices, const usage& u) {
-  std::string out;
-  auto event = [&out](const json& j) {
-    out += "data: ";
-    out += dump_lossy(j);
-    out += "\n\n";
-  };
-  for (std::size_t i = 0; i < choices.size(); ++i) {
-    const auto& c = choices[i];
-    auto chunk = [&](const std::string& text, const json& logprobs, const json& finish,
-                     bool role) {
-      json ch{{"index", i}, {"logprobs", logprobs}, {"finish_reason", finish}};
-      if (r.return_token_ids && !finish.is_null())
-        ch["token_ids"] = c.tokens;
-      if (r.chat) {
-        json delta = json::object();
-        if (role)
-          delta["role"] = "assistant";
-        if (!text.empty() || role)
-          delta["content"] = text;
-        ch["delta"] = delta;
-      } else {
-        ch["text"] = text;
+namespace {
+
+std::string event_of(const json& j) { return "data: " + dump_lossy(j) + "\n\n"; }
+
+// The longest proper prefix of a stop string that `text` ends with (its bytes are held back).
+std::size_t stop_prefix_at_end(const std::string& text, const std::vector<std::string>& stops) {
+  std::size_t hold = 0;
+  for (const auto& st : stops)
+    for (std::size_t k = std::min(st.size() - 1, text.size()); k > hold; --k)
+      if (text.compare(text.size() - k, k, st, 0, k) == 0) {
+        hold = k;
+        break;
       }
-      auto j = chunk_head(r, m);
-      j["choices"] = json::array({ch});
-      event(j);
-    };
-    if (r.chat)
-      chunk("", nullptr, nullptr, true);
-    // A chunk per token; bytes of a character split across tokens wait for its last byte.
-    std::string pending;
-    json pending_lp = json::array();
-    for (std::size_t k = 0; k < c.pieces.size(); ++k) {
-      pending += c.pieces[k];
-      if (r.logprobs) {
-        if (r.chat) {
-          pending_lp.push_back(chat_logprob_entry(c.pieces[k], c.logprobs[k], r.top_logprobs));
-        } else {
-          choice one;
-          one.pieces = {c.pieces[k]};
-          one.logprobs = {c.logprobs[k]};
-          pending_lp.push_back(completion_logprobs(one, r.top_logprobs));
-        }
-      }
-      const bool last = k + 1 == c.pieces.size();
-      const auto ready = last ? pending.size() : complete_prefix(pending);
-      if (ready == 0 && !last)
-        continue;
-      json lp = nullptr;
-      if (r.logprobs) {
-        if (r.chat) {
-          lp = {{"content", pending_lp}, {"refusal", nullptr}};
-        } else {
-          json merged{{"tokens", json::array()}, {"token_logprobs", json::array()},
-                      {"top_logprobs", json::array()}, {"text_offset", json::array()}};
-          for (const auto& p : pending_lp)
-            for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "text_offset"})
-              for (const auto& x : p[key])
-                merged[key].push_back(x);
-          lp = merged;
-        }
-      }
-      chunk(pending.substr(0, ready), lp, nullptr, false);
-      pending.erase(0, ready);
-      pending_lp = json::array();
-    }
-    chunk("", nullptr, c.finish_reason, false);
+  return hold;
+}
+
+} // namespace
+
+stream_encoder::stream_encoder(completion_request r, answer_meta m, std::size_t choices)
+    : r_(std::move(r)), m_(std::move(m)), c_(choices) {}
+
+const std::string& stream_encoder::text(std::size_t i) const { return c_.at(i).text; }
+
+std::string stream_encoder::open(std::size_t i) {
+  if (!r_.chat)
+    return {};
+  json ch{{"index", i}, {"logprobs", nullptr}, {"finish_reason", nullptr},
+          {"delta", {{"role", "assistant"}, {"content", ""}}}};
+  auto j = chunk_head(r_, m_);
+  j["choices"] = json::array({ch});
+  return event_of(j);
+}
+
+std::string stream_encoder::token(std::size_t i, int id, const std::string& piece, float logprob) {
+  auto& c = c_.at(i);
+  if (c.done)
+    return {};
+  c.tokens.push_back(id);
+  if (c.cut)
+    return {};
+  const auto start = c.text.size();
+  c.text += piece;
+  c.held.push_back({start, c.text.size(), piece, logprob});
+  // A stop string ends the text where it begins (it may have begun in earlier, held bytes).
+  std::size_t cut = std::string::npos;
+  for (const auto& st : r_.stop) {
+    auto at = c.text.find(st, c.sent);
+    if (at != std::string::npos && (cut == std::string::npos || at < cut))
+      cut = at;
   }
-  auto tail = chunk_head(r, m);
+  if (cut != std::string::npos) {
+    c.cut = true;
+    c.text.resize(cut);
+    // As the non-streamed answer: tokens that start before the cut keep their bytes up to it.
+    std::vector<pending_token> kept;
+    for (auto& t : c.held)
+      if (t.start < cut || (t.start == cut && t.piece.empty())) {
+        t.end = std::min(t.end, cut);
+        t.piece.resize(t.end - t.start);
+        kept.push_back(std::move(t));
+      }
+    c.held = std::move(kept);
+    return emit(i, cut, nullptr);
+  }
+  auto upto = c.text.size() - stop_prefix_at_end(c.text, r_.stop);
+  upto = c.sent + complete_prefix(c.text.substr(c.sent, upto - c.sent));
+  return upto > c.sent ? emit(i, upto, nullptr) : std::string();
+}
+
+void stream_encoder::token_after_cut(std::size_t i, int id) {
+  auto& c = c_.at(i);
+  if (!c.done)
+    c.tokens.push_back(id);
+}
+
+std::string stream_encoder::finish(std::size_t i, const std::string& finish_reason) {
+  auto& c = c_.at(i);
+  if (c.done)
+    return {};
+  c.done = true;
+  std::string out;
+  if (c.sent < c.text.size() || !c.held.empty())
+    out += emit(i, c.text.size(), nullptr);
+  out += emit(i, c.text.size(), c.cut ? "stop" : finish_reason.c_str());
+  return out;
+}
+
+// One chunk of choice i: text [sent, upto) and the log-probs of the held tokens that end by
+// `upto`; with a finish reason, the choice's last chunk (no text, token_ids when asked).
+std::string stream_encoder::emit(std::size_t i, std::size_t upto, const char* finish_reason) {
+  auto& c = c_[i];
+  const std::string text = finish_reason ? std::string() : c.text.substr(c.sent, upto - c.sent);
+  json lp = nullptr;
+  if (!finish_reason) {
+    std::vector<pending_token> ready, rest;
+    for (auto& t : c.held)
+      (t.end <= upto ? ready : rest).push_back(std::move(t));
+    c.held = std::move(rest);
+    if (r_.logprobs) {
+      if (r_.chat) {
+        json entries = json::array();
+        for (const auto& t : ready)
+          entries.push_back(chat_logprob_entry(t.piece, t.logprob, r_.top_logprobs));
+        lp = {{"content", entries}, {"refusal", nullptr}};
+      } else {
+        json tokens = json::array(), lps = json::array(), tops = json::array(),
+             offsets = json::array();
+        for (const auto& t : ready) {
+          tokens.push_back(token_text(t.piece));
+          lps.push_back(t.logprob);
+          json top = json::object();
+          if (r_.top_logprobs > 0)
+            top[token_text(t.piece)] = t.logprob;
+          tops.push_back(top);
+          offsets.push_back(t.start);
+        }
+        lp = {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops},
+              {"text_offset", offsets}};
+      }
+    }
+    c.sent = upto;
+  }
+  json ch{{"index", i},
+          {"logprobs", lp},
+          {"finish_reason", finish_reason ? json(finish_reason) : json(nullptr)}};
+  if (r_.return_token_ids && finish_reason)
+    ch["token_ids"] = c.tokens;
+  if (r_.chat) {
+    json delta = json::object();
+    if (!text.empty())
+      delta["content"] = text;
+    ch["delta"] = delta;
+  } else {
+    ch["text"] = text;
+  }
+  auto j = chunk_head(r_, m_);
+  j["choices"] = json::array({ch});
+  return event_of(j);
+}
+
+std::string stream_encoder::close(const usage& u) {
+  auto tail = chunk_head(r_, m_);
   tail["choices"] = json::array();
   tail["usage"] = usage_json(u);
-  event(tail);
-  out += "data: [DONE]\n\n";
+  return event_of(tail) + "data: [DONE]\n\n";
+}
+
+std::string stream_body(const completion_request& r, const answer_meta& m,
+                        const std::vector<choice>& choices, const usage& u) {
+  stream_encoder enc(r, m, choices.size());
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const auto& c = choices[i];
+    out += enc.open(i);
+    // choice_of cut pieces and log-probs at a stop string; the tokens after it only count.
+    for (std::size_t k = 0; k < c.tokens.size(); ++k) {
+      if (k < c.pieces.size())
+        out += enc.token(i, c.tokens[k], c.pieces[k], k < c.logprobs.size() ? c.logprobs[k] : 0.0f);
+      else
+        enc.token_after_cut(i, c.tokens[k]);
+    }
+    out += enc.finish(i, c.finish_reason);
+  }
+  out += enc.close(u);
   return out;
 }
 

@@ -93,6 +93,51 @@ struct answer_meta {
 // The non-streaming answer.
 std::string answer_body(const completion_request& r, const answer_meta& m,
                         const std::vector<choice>& choices, const usage& u);
+// A streamed answer's events ("data: {...}\n\n"), made as the tokens come: the live path of
+// `stream: true` (runtime/serve/openai_engine.cpp) and, fed a finished answer, stream_body. Per
+// choice it holds back the bytes of a character split over tokens and text that may be the start
+// of a stop string; text from a stop string on is never sent (its tokens still count in
+// token_ids and usage). Each event carries what became sure, with the log-probs of the tokens
+// whose bytes it completes. Not thread-safe: one request's decode thread.
+class stream_encoder {
+public:
+  stream_encoder(completion_request r, answer_meta m, std::size_t choices);
+  // Chat: choice i's first chunk (role "assistant"); completions: nothing.
+  std::string open(std::size_t i);
+  // Token `id` of choice i and the bytes it adds to the text (empty for an end-of-sequence
+  // token): the events now ready (often one, possibly none).
+  std::string token(std::size_t i, int id, const std::string& piece, float logprob);
+  // Choice i ended with `finish_reason` ("stop" or "length"; "stop" whenever a stop string cut
+  // its text): what it held back, then its last chunk. Later tokens of it are ignored.
+  std::string finish(std::size_t i, const std::string& finish_reason);
+  // A token of choice i that adds nothing to the text: one after its text was cut at a stop
+  // string by the caller (stream_body's finished choices). It counts in token_ids only.
+  void token_after_cut(std::size_t i, int id);
+  // The usage chunk (no choices) and "data: [DONE]".
+  std::string close(const usage& u);
+  // The text sent for choice i so far (after finish: all of it).
+  const std::string& text(std::size_t i) const;
+
+private:
+  struct pending_token {
+    std::size_t start = 0, end = 0; // its bytes in the choice's text
+    std::string piece;
+    float logprob = 0;
+  };
+  struct choice_state {
+    std::string text;                  // the text so far, cut before a stop string
+    std::size_t sent = 0;              // bytes of it already in events
+    std::vector<int> tokens;           // every token (for return_token_ids)
+    std::vector<pending_token> held;   // tokens whose log-probs are not sent yet
+    bool cut = false;                  // a stop string ended the text
+    bool done = false;                 // finished
+  };
+  std::string emit(std::size_t i, std::size_t upto, const char* finish_reason);
+  completion_request r_;
+  answer_meta m_;
+  std::vector<choice_state> c_;
+};
+
 // The streamed answer: every event ("data: {...}\n\n") of a chunk per token and choice, a
 // final chunk per choice with its finish_reason, a usage chunk (no choices), then "data: [DONE]".
 std::string stream_body(const completion_request& r, const answer_meta& m,

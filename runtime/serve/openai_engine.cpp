@@ -159,6 +159,11 @@ struct openai_engine::impl {
     return out;
   }
 
+  // The bytes token `t` adds to an answer's text: none for the eos token.
+  std::string piece_of(int t) const {
+    return t == eos_id ? std::string() : std::string(tok->token_bytes(t));
+  }
+
   // The text and per-token pieces of a sample: the eos token adds nothing; the text ends before
   // the first stop string.
   openai::choice choice_of(const policy::sampled& s, const std::vector<std::string>& stops) const {
@@ -166,7 +171,7 @@ struct openai_engine::impl {
     c.tokens = s.tokens;
     for (std::size_t k = 0; k < s.tokens.size(); ++k) {
       const int t = s.tokens[k];
-      c.pieces.push_back(t == eos_id ? std::string() : std::string(tok->token_bytes(t)));
+      c.pieces.push_back(piece_of(t));
       c.logprobs.push_back(k < s.logprobs.size() ? s.logprobs[k] : 0.0f);
       c.text += c.pieces.back();
     }
@@ -203,15 +208,52 @@ struct openai_engine::impl {
     auto t = tok;
     if (!gs.stop_strings.empty())
       gs.decode = [t](const std::vector<int>& ids) { return t->decode(ids); };
-    for (auto* p : b.items) {
+    // Streamed requests answer now (the header) and send each token's text as it is drawn.
+    struct live {
+      std::unique_ptr<openai::stream_encoder> enc;
+      std::shared_ptr<body_stream> out;
+    };
+    std::vector<live> streams(b.items.size());
+    std::vector<std::pair<std::size_t, std::size_t>> row_owner; // row -> (item, choice)
+    for (std::size_t it = 0; it < b.items.size(); ++it) {
+      auto* p = b.items[it];
       const std::uint64_t seed = p->req.seed ? *p->req.seed : rng();
       std::uint64_t index = 0;
       for (auto& ids : p->prompts)
         for (int j = 0; j < p->req.n; ++j) {
           prompts.push_back(ids);
-          gs.row_seeds.push_back(openai::row_seed(seed, index++));
+          gs.row_seeds.push_back(openai::row_seed(seed, index));
+          row_owner.emplace_back(it, static_cast<std::size_t>(index++));
         }
+      if (p->req.stream) {
+        openai::answer_meta m;
+        m.id = (p->req.chat ? "chatcmpl-" : "cmpl-") + random_hex(rng);
+        m.model = model_name;
+        m.created = unix_now();
+        auto& l = streams[it];
+        l.enc = std::make_unique<openai::stream_encoder>(p->req, m, static_cast<std::size_t>(index));
+        l.out = make_body_stream();
+        std::string head;
+        for (std::size_t c = 0; c < index; ++c)
+          head += l.enc->open(c);
+        l.out->write(std::move(head));
+        http_response res;
+        res.route = p->route;
+        res.content_type = "text/event-stream";
+        res.stream = l.out;
+        p->respond(std::move(res));
+      }
     }
+    if (std::any_of(streams.begin(), streams.end(), [](const live& l) { return l.out != nullptr; }))
+      gs.on_token = [this, &streams, &row_owner](std::size_t row, int t, float lp) {
+        const auto [it, c] = row_owner[row];
+        auto& l = streams[it];
+        if (!l.out)
+          return;
+        auto events = l.enc->token(c, t, piece_of(t), lp);
+        if (!events.empty())
+          l.out->write(std::move(events));
+      };
     auto r = model->sample_each(prompts, gs);
     if (opts.metrics) {
       opts.metrics->inc("leap_generate_batches_total");
@@ -220,11 +262,18 @@ struct openai_engine::impl {
       opts.metrics->set("leap_generate_batch_rows_max", {}, max_rows_seen);
     }
     std::size_t at = 0;
-    for (auto* p : b.items) {
+    for (std::size_t it = 0; it < b.items.size(); ++it) {
+      auto* p = b.items[it];
+      auto& l = streams[it];
       const auto rows = p->prompts.size() * static_cast<std::size_t>(p->req.n);
       if (!r) {
         openai::api_error e{500, "generation failed: " + r.message(), "", "server_error"};
-        p->respond(error_response(e, p->route));
+        if (l.out) { // the 200 and its header are gone: the error goes in the stream
+          l.out->write("data: " + openai::error_body(e) + "\n\n");
+          l.out->end();
+        } else {
+          p->respond(error_response(e, p->route));
+        }
         continue;
       }
       std::vector<openai::choice> choices;
@@ -240,18 +289,22 @@ struct openai_engine::impl {
       at += rows;
       if (opts.metrics)
         opts.metrics->inc("leap_generate_tokens_total", {}, static_cast<double>(u.completion_tokens));
+      if (l.out) {
+        std::string tail;
+        for (std::size_t k = 0; k < rows; ++k)
+          tail += l.enc->finish(k, choices[k].finish_reason);
+        tail += l.enc->close(u);
+        l.out->write(std::move(tail));
+        l.out->end();
+        continue;
+      }
       openai::answer_meta m;
       m.id = (p->req.chat ? "chatcmpl-" : "cmpl-") + random_hex(rng);
       m.model = model_name;
       m.created = unix_now();
       http_response res;
       res.route = p->route;
-      if (p->req.stream) {
-        res.content_type = "text/event-stream";
-        res.body = openai::stream_body(p->req, m, choices, u);
-      } else {
-        res.body = openai::answer_body(p->req, m, choices, u);
-      }
+      res.body = openai::answer_body(p->req, m, choices, u);
       p->respond(std::move(res));
     }
   }

@@ -5,8 +5,10 @@
 // top_p, max_tokens and stop strings, within serve's row limit and the model's context) as one
 // left-padded batch (policy::sample_batch), every row drawing from its own generator seeded from
 // the request's `seed` and the row's index (row_seed), so a seeded request gets the same text
-// whatever else shares its batch. The answer (JSON, or the whole event stream) is sent through
-// the request's respond function from the decode thread. The I/O threads never wait on it.
+// whatever else shares its batch. A JSON answer is sent through the request's respond function
+// from the decode thread when its batch ends; a streamed one (`stream: true`) answers when its
+// batch starts, with a body_stream the decode thread writes each token's events to as they are
+// sampled (openai::stream_encoder). The I/O threads never wait on it.
 #pragma once
 
 #include "common/result.hpp"

@@ -1,5 +1,6 @@
 // Tests of group sampling: behaviour log-probs equal a recomputation, determinism by seed,
-// tiny top-p is greedy, stop tokens / eos / stop strings end generation, parameter errors.
+// tiny top-p is greedy, stop tokens / eos / stop strings end generation, parameter errors, the
+// streaming callback.
 #include "policy/decoder.hpp"
 #include "policy/sampler.hpp"
 
@@ -112,6 +113,31 @@ TEST(Sampler, RowSeedsMakeEachRowIndependentOfItsBatch) {
     EXPECT_NE((*group)[0].tokens, (*group)[1].tokens);
     p.row_seeds = {1, 2};
     EXPECT_FALSE(sample_batch(*m, {prompt}, p).ok());  // one seed per row
+  }
+}
+
+// Streaming: on_token sees every token of every row, in order, with its log-prob, rows that
+// finish early included (the eos token too), and the samples are the same as without it.
+TEST(Sampler, OnTokenSeesEveryTokenOfEveryRowInOrder) {
+  auto m = tiny_model(/*eos=*/3);
+  sampling_params p;
+  p.max_new_tokens = 24;
+  p.row_seeds = {11, 12, 13};
+  auto plain = sample_batch(*m, {prompt, {9, 8, 7}, prompt}, p);
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  std::vector<std::vector<int>> tokens(3);
+  std::vector<std::vector<float>> logprobs(3);
+  p.on_token = [&](std::size_t row, int t, float lp) {
+    ASSERT_LT(row, 3u);
+    tokens[row].push_back(t);
+    logprobs[row].push_back(lp);
+  };
+  auto streamed = sample_batch(*m, {prompt, {9, 8, 7}, prompt}, p);
+  ASSERT_TRUE(streamed.ok()) << streamed.message();
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ((*streamed)[r].tokens, (*plain)[r].tokens) << r;
+    EXPECT_EQ(tokens[r], (*streamed)[r].tokens) << r;
+    EXPECT_EQ(logprobs[r], (*streamed)[r].logprobs) << r;
   }
 }
 

@@ -1,7 +1,7 @@
 // A raw HTTP/1.1 client over a loopback TCP socket for the `leap serve` tests: it sends any
 // bytes (well-formed requests, or broken, huge, truncated and slow ones) and reads one answer
-// (headers, then a Content-Length body) with a deadline. Test code only; one thread per
-// connection.
+// (headers, then a Content-Length or a chunked body) with a deadline. Test code only; one thread
+// per connection.
 #pragma once
 
 #include <arpa/inet.h>
@@ -20,6 +20,7 @@ struct http_reply {
   int status = 0;        // 0: no answer (closed, or the deadline passed)
   std::string head;      // status line and headers
   std::string body;
+  int chunks = 0;        // a chunked body's data chunks (0: Content-Length)
   // A header's value ("" when absent); the name is matched case-insensitively.
   std::string header(const std::string& name) const {
     auto lower = [](std::string s) {
@@ -79,6 +80,16 @@ public:
       auto at = buf_.find("\r\n\r\n");
       if (at != std::string::npos) {
         r.head = buf_.substr(0, at + 2);
+        if (r.header("Transfer-Encoding") == "chunked") {
+          if (auto used = chunked_body(at + 4, r)) {
+            buf_.erase(0, used);
+            r.status = std::atoi(r.head.substr(9, 3).c_str());
+            return r;
+          }
+          if (!fill(end))
+            return http_reply{};
+          continue;
+        }
         auto len = std::atoll(r.header("Content-Length").c_str());
         if (buf_.size() >= at + 4 + static_cast<std::size_t>(len)) {
           r.body = buf_.substr(at + 4, static_cast<std::size_t>(len));
@@ -92,6 +103,16 @@ public:
     }
   }
 
+  // Reads until the bytes received so far (not yet taken by read_reply) contain `needle`; false
+  // when the server closes first or `limit` passes. Nothing is consumed.
+  bool wait_for(const std::string& needle, std::chrono::milliseconds limit) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (buf_.find(needle) == std::string::npos)
+      if (!fill(end))
+        return false;
+    return true;
+  }
+
   // True when the server closes the connection before `limit` (reading and dropping bytes).
   bool closed_by_server(std::chrono::milliseconds limit) {
     auto end = std::chrono::steady_clock::now() + limit;
@@ -101,6 +122,33 @@ public:
   }
 
 private:
+  // A whole chunked body starting at buf_[from]: its data into r.body, the chunks counted; the
+  // bytes it took up to the end of the last chunk, or 0 when it has not all arrived.
+  std::size_t chunked_body(std::size_t from, http_reply& r) {
+    std::string body;
+    int chunks = 0;
+    std::size_t at = from;
+    while (true) {
+      auto eol = buf_.find("\r\n", at);
+      if (eol == std::string::npos)
+        return 0;
+      auto size = std::strtoull(buf_.substr(at, eol - at).c_str(), nullptr, 16);
+      if (size == 0) {
+        auto trailer_end = buf_.find("\r\n", eol + 2); // no trailers: an empty line
+        if (trailer_end == std::string::npos)
+          return 0;
+        r.body = std::move(body);
+        r.chunks = chunks;
+        return trailer_end + 2;
+      }
+      if (buf_.size() < eol + 2 + size + 2)
+        return 0;
+      body += buf_.substr(eol + 2, size);
+      ++chunks;
+      at = eol + 2 + size + 2;
+    }
+  }
+
   bool fill(std::chrono::steady_clock::time_point end) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                   end - std::chrono::steady_clock::now())

@@ -113,3 +113,130 @@ TEST(OpenAIApi, AnswersAndStreamsCarryUsageAndTheSameText) {
   EXPECT_TRUE(usage);
   EXPECT_EQ(s.substr(s.size() - 14), "data: [DONE]\n\n");
 }
+
+namespace {
+
+// The text deltas, log-prob entries and finish reasons of a piece of an event stream.
+struct stream_seen {
+  std::vector<std::string> deltas; // one per event with text
+  std::string text;
+  int logprob_tokens = 0;
+  std::vector<std::string> finish;
+  json token_ids;
+};
+
+stream_seen read_events(const std::string& s, bool chat) {
+  stream_seen out;
+  std::size_t at = 0;
+  while ((at = s.find("data: ", at)) != std::string::npos) {
+    auto end = s.find("\n\n", at);
+    auto data = s.substr(at + 6, end - at - 6);
+    at = end;
+    if (data == "[DONE]")
+      break;
+    auto j = json::parse(data);
+    for (auto& ch : j["choices"]) {
+      std::string t;
+      if (chat && ch["delta"].contains("content"))
+        t = ch["delta"]["content"].get<std::string>();
+      if (!chat)
+        t = ch["text"].get<std::string>();
+      if (!t.empty())
+        out.deltas.push_back(t);
+      out.text += t;
+      if (!ch["logprobs"].is_null())
+        out.logprob_tokens += static_cast<int>(
+          (chat ? ch["logprobs"]["content"] : ch["logprobs"]["tokens"]).size());
+      if (!ch["finish_reason"].is_null())
+        out.finish.push_back(ch["finish_reason"].get<std::string>());
+      if (ch.contains("token_ids"))
+        out.token_ids = ch["token_ids"];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+// The live encoder: each token's text goes out as soon as it is sure, one event per token here.
+TEST(OpenAIStreamEncoder, EveryTokenIsAnEventAsItComes) {
+  openai::completion_request r;
+  r.chat = true;
+  r.logprobs = true;
+  openai::stream_encoder enc(r, {"chatcmpl-2", "tiny", 5}, 1);
+  auto open = read_events(enc.open(0), true);
+  EXPECT_TRUE(open.deltas.empty());
+  std::vector<std::string> per_token;
+  for (auto [id, piece] : std::vector<std::pair<int, std::string>>{{7, "int"}, {8, " x"}, {9, ";"}}) {
+    auto ev = read_events(enc.token(0, id, piece, -0.5f), true);
+    ASSERT_EQ(ev.deltas.size(), 1u) << piece;
+    EXPECT_EQ(ev.deltas[0], piece);
+    EXPECT_EQ(ev.logprob_tokens, 1);
+  }
+  auto end = read_events(enc.finish(0, "length"), true);
+  EXPECT_TRUE(end.deltas.empty());
+  EXPECT_EQ(end.finish, std::vector<std::string>{"length"});
+  EXPECT_EQ(enc.text(0), "int x;");
+  EXPECT_NE(enc.close({}).find("data: [DONE]"), std::string::npos);
+}
+
+// A character split over tokens waits for its last byte, with its tokens' log-probs.
+TEST(OpenAIStreamEncoder, ASplitCharacterWaitsForItsLastByte) {
+  openai::completion_request r;
+  r.logprobs = true;
+  openai::stream_encoder enc(r, {"cmpl-3", "tiny", 5}, 1);
+  EXPECT_EQ(enc.token(0, 1, "\xC3", -0.1f), "");
+  auto ev = read_events(enc.token(0, 2, "\xA9", -0.2f), false);
+  ASSERT_EQ(ev.deltas.size(), 1u);
+  EXPECT_EQ(ev.deltas[0], "\xC3\xA9");
+  EXPECT_EQ(ev.logprob_tokens, 2);
+}
+
+// Text that may begin a stop string is held; a stop string that spans tokens ends the text where
+// it begins, and what comes after is never sent (its tokens still count in token_ids).
+TEST(OpenAIStreamEncoder, StopStringsAreHeldBackAndCutAcrossTokens) {
+  openai::completion_request r;
+  r.stop = {"END"};
+  r.return_token_ids = true;
+  {
+    openai::stream_encoder enc(r, {"cmpl-4", "tiny", 5}, 1);
+    auto a = read_events(enc.token(0, 1, "ab E", 0), false);
+    EXPECT_EQ(a.text, "ab "); // "E" may begin "END"
+    auto b = read_events(enc.token(0, 2, "N", 0), false);
+    EXPECT_EQ(b.text, "");    // "EN" still may
+    auto c = read_events(enc.token(0, 3, "Dzz", 0), false);
+    EXPECT_EQ(c.text, "");    // "END": cut where it began
+    EXPECT_EQ(enc.token(0, 4, "more", 0), "");
+    auto d = read_events(enc.finish(0, "length"), false);
+    EXPECT_EQ(d.finish, std::vector<std::string>{"stop"});
+    EXPECT_EQ(d.token_ids, json::array({1, 2, 3, 4}));
+    EXPECT_EQ(enc.text(0), "ab ");
+  }
+  {
+    openai::stream_encoder enc(r, {"cmpl-5", "tiny", 5}, 1);
+    EXPECT_EQ(read_events(enc.token(0, 1, "xE", 0), false).text, "x");
+    EXPECT_EQ(read_events(enc.token(0, 2, "Nd", 0), false).text, "ENd"); // not "END" after all
+    auto f = read_events(enc.finish(0, "length"), false);
+    EXPECT_EQ(f.finish, std::vector<std::string>{"length"});
+    EXPECT_EQ(enc.text(0), "xENd");
+  }
+}
+
+// Several choices interleave; each keeps its own state, and a held tail comes out at finish.
+TEST(OpenAIStreamEncoder, ChoicesInterleaveAndAHeldTailComesOutAtFinish) {
+  openai::completion_request r;
+  r.chat = true;
+  r.n = 2;
+  r.stop = {"##"};
+  openai::stream_encoder enc(r, {"chatcmpl-6", "tiny", 5}, 2);
+  std::string all = enc.open(0) + enc.open(1);
+  all += enc.token(0, 1, "a#", 0);
+  all += enc.token(1, 1, "b", 0);
+  all += enc.finish(1, "length");
+  all += enc.finish(0, "length"); // "#" alone is no stop string: it goes out now
+  EXPECT_EQ(enc.text(0), "a#");
+  EXPECT_EQ(enc.text(1), "b");
+  auto ev = read_events(all, true);
+  EXPECT_EQ(ev.text, "ab#");
+  EXPECT_EQ(ev.finish.size(), 2u);
+}

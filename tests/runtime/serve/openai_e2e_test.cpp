@@ -304,9 +304,28 @@ TEST_F(OpenAIServe, StreamedAnswersAreServerSentEvents) {
                        .dump());
   ASSERT_EQ(r.status, 200);
   EXPECT_NE(r.header("Content-Type").find("text/event-stream"), std::string::npos);
+  // Sent as it is decoded (chunked; http_stream_test shows the bytes leave before the end).
+  EXPECT_EQ(r.header("Transfer-Encoding"), "chunked");
+  EXPECT_GE(r.chunks, 1);
   EXPECT_EQ(r.body.rfind("data: [DONE]\n\n"), r.body.size() - 14);
   EXPECT_NE(r.body.find("\"usage\""), std::string::npos);
   EXPECT_NE(r.body.find("chat.completion.chunk"), std::string::npos);
+  // The deltas add up to the answer of the same seeded request without streaming.
+  std::string text;
+  for (std::size_t at = 0; (at = r.body.find("data: {", at)) != std::string::npos;) {
+    auto end = r.body.find("\n\n", at);
+    auto j = json::parse(r.body.substr(at + 6, end - at - 6));
+    at = end;
+    for (auto& ch : j["choices"])
+      if (ch["delta"].contains("content"))
+        text += ch["delta"]["content"].get<std::string>();
+  }
+  auto plain = http_call(port(), "POST", "/v1/chat/completions",
+                         json{{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                              {"max_tokens", 6}, {"seed", 4}}
+                           .dump());
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_EQ(text, json::parse(plain.body)["choices"][0]["message"]["content"].get<std::string>());
 }
 
 TEST_F(OpenAIServe, TheOfficialOpenAINpmClient) {
