@@ -85,6 +85,7 @@ sampling_params to_params(const group_sampling& p) {
   sp.decode = p.decode;
   sp.row_seeds = p.row_seeds;
   sp.on_token = p.on_token;
+  sp.top_logprobs = p.top_logprobs;
   return sp;
 }
 
@@ -93,7 +94,7 @@ result<std::vector<sampled>> to_sampled(result<std::vector<sample>> r) {
     return r.err();
   std::vector<sampled> out;
   for (auto& s : *r)
-    out.push_back({s.tokens, s.logprobs, finish_reason_name(s.finish)});
+    out.push_back({s.tokens, s.logprobs, finish_reason_name(s.finish), std::move(s.top_logprobs)});
   return out;
 }
 

@@ -28,13 +28,17 @@ struct group_sampling {
   std::vector<std::string> stop_strings;
   std::function<std::string(const std::vector<int>&)> decode;
   std::vector<std::uint64_t> row_seeds;
-  std::function<void(std::size_t row, int token, float logprob)> on_token; // as sampling_params
+  int top_logprobs = 0;   // as sampling_params
+  std::function<void(std::size_t row, int token, float logprob,
+                     const std::vector<std::pair<int, float>>& top)>
+    on_token;             // as sampling_params
 };
 
 struct sampled {
   std::vector<int> tokens;     // completion token ids (the stop/eos token included)
   std::vector<float> logprobs; // behaviour log-prob of each token
   std::string finish;          // "eos", "stop" or "length"
+  std::vector<std::vector<std::pair<int, float>>> top_logprobs; // per token, when asked
 };
 
 struct sft_example {

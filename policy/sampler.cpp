@@ -36,6 +36,7 @@ result<void> check_params(const decoder_impl& model, const std::vector<int>& pro
   }
   if (p.group_size < 1) return make_error("sample_group: group_size must be >= 1");
   if (p.max_new_tokens < 0) return make_error("sample_group: max_new_tokens must be >= 0");
+  if (p.top_logprobs < 0) return make_error("sample_group: top_logprobs must be >= 0");
   if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return make_error("sample_group: top_p must be in (0, 1]");
   if (!p.stop_strings.empty() && !p.decode) return make_error("sample_group: stop_strings need a decode function");
   if (!p.row_seeds.empty() && static_cast<int>(p.row_seeds.size()) != p.group_size)
@@ -134,6 +135,13 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       }
     }
     auto lp = logp.gather(1, next.unsqueeze(1)).squeeze(1);                                // [R]
+    const auto top_k = std::min<std::int64_t>(params.top_logprobs, logp.size(1));
+    torch::Tensor top_v, top_i;                                                            // [R, k]
+    if (top_k > 0) {
+      auto [v, i] = logp.topk(top_k, -1);
+      top_v = v.to(torch::kCPU, torch::kFloat).contiguous();
+      top_i = i.to(torch::kCPU, torch::kLong).contiguous();
+    }
     auto next_cpu = next.to(torch::kCPU, torch::kLong).contiguous();
     auto lp_cpu = lp.to(torch::kCPU, torch::kFloat).contiguous();
     const auto* nt = next_cpu.data_ptr<std::int64_t>();
@@ -145,7 +153,14 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       const int tok = static_cast<int>(nt[r]);
       s.tokens.push_back(tok);
       s.logprobs.push_back(nl[r]);
-      if (params.on_token) params.on_token(static_cast<std::size_t>(active[r]), tok, nl[r]);
+      std::vector<std::pair<int, float>> top;
+      if (top_k > 0) {
+        const auto* tv = top_v.data_ptr<float>() + static_cast<std::int64_t>(r) * top_k;
+        const auto* ti = top_i.data_ptr<std::int64_t>() + static_cast<std::int64_t>(r) * top_k;
+        for (std::int64_t k = 0; k < top_k; ++k) top.emplace_back(static_cast<int>(ti[k]), tv[k]);
+      }
+      if (params.on_token) params.on_token(static_cast<std::size_t>(active[r]), tok, nl[r], top);
+      if (top_k > 0) s.top_logprobs.push_back(std::move(top));
       bool done = true;
       if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
         s.finish = finish_reason::eos;

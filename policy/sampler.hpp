@@ -42,10 +42,16 @@ struct sampling_params {
   // on the other rows of the batch (`seed` is unused). Empty: one generator seeded with `seed`
   // for the whole batch, as before. Greedy decoding and the logits are the same either way.
   std::vector<std::uint64_t> row_seeds;
+  // > 0: each sample also gets, for every token, the `top_logprobs` most likely tokens of the
+  // distribution its log-prob is from (sample::top_logprobs), most likely first.
+  int top_logprobs = 0;
   // Optional: called on the sampling thread for each token as it is drawn (row: the sample's
-  // index in the result; the eos or stop token too), before the next step runs: streaming. It
-  // must not throw, and should be quick (it delays the step).
-  std::function<void(std::size_t row, int token, float logprob)> on_token;
+  // index in the result; the eos or stop token too; `top`: its top_logprobs alternatives, empty
+  // unless asked), before the next step runs: streaming. It must not throw, and should be quick
+  // (it delays the step).
+  std::function<void(std::size_t row, int token, float logprob,
+                     const std::vector<std::pair<int, float>>& top)>
+    on_token;
 };
 
 // The seed of sequence `index` of a job seeded with `seed` (splitmix64 of the two): the per-row
@@ -57,6 +63,9 @@ std::uint64_t sequence_seed(std::uint64_t seed, std::uint64_t index);
 struct sample {
   std::vector<int> tokens;      // completion token ids (prompt not included)
   std::vector<float> logprobs;  // one per token, see below
+  // With sampling_params::top_logprobs = k > 0: per token, the k most likely (token, log-prob)
+  // pairs of the same distribution as `logprobs`, most likely first; else empty.
+  std::vector<std::vector<std::pair<int, float>>> top_logprobs;
   int length = 0;               // == tokens.size()
   finish_reason finish = finish_reason::length;
   std::string text;             // decode(tokens), cut after the stop string; empty without decode

@@ -135,16 +135,31 @@ std::size_t complete_prefix(const std::string& s) {
   return n;
 }
 
+// The legacy completions' top_logprobs entry of one position: {text: log-prob} of the `top` most
+// likely tokens (the sampled one alone when the alternatives are not known).
+json completion_top(const std::string& piece, float lp, const alternatives* alts, int top) {
+  json t = json::object();
+  if (top <= 0)
+    return t;
+  if (!alts || alts->empty()) {
+    t[token_text(piece)] = lp;
+    return t;
+  }
+  for (std::size_t k = 0; k < alts->size() && k < static_cast<std::size_t>(top); ++k) {
+    const auto key = token_text((*alts)[k].first);
+    if (!t.contains(key)) // two tokens with the same text: the likelier one
+      t[key] = (*alts)[k].second;
+  }
+  return t;
+}
+
 json completion_logprobs(const choice& c, int top) {
   json tokens = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
   std::size_t offset = 0;
   for (std::size_t k = 0; k < c.pieces.size(); ++k) {
     tokens.push_back(token_text(c.pieces[k]));
     lps.push_back(c.logprobs[k]);
-    json t = json::object();
-    if (top > 0)
-      t[token_text(c.pieces[k])] = c.logprobs[k];
-    tops.push_back(t);
+    tops.push_back(completion_top(c.pieces[k], c.logprobs[k], k < c.top.size() ? &c.top[k] : nullptr, top));
     offsets.push_back(offset);
     offset += c.pieces[k].size();
   }
@@ -152,11 +167,18 @@ json completion_logprobs(const choice& c, int top) {
           {"text_offset", offsets}};
 }
 
-json chat_logprob_entry(const std::string& piece, float lp, int top) {
+// A chat logprobs entry: the token, its log-prob and bytes, and the `top` most likely tokens at
+// its position (the sampled one alone when the alternatives are not known).
+json chat_logprob_entry(const std::string& piece, float lp, const alternatives* alts, int top) {
   json e{{"token", token_text(piece)}, {"logprob", lp}, {"bytes", bytes_of(piece)}};
   json tops = json::array();
-  if (top > 0)
+  if (top > 0 && (!alts || alts->empty()))
     tops.push_back({{"token", token_text(piece)}, {"logprob", lp}, {"bytes", bytes_of(piece)}});
+  else if (top > 0)
+    for (std::size_t k = 0; k < alts->size() && k < static_cast<std::size_t>(top); ++k)
+      tops.push_back({{"token", token_text((*alts)[k].first)},
+                      {"logprob", (*alts)[k].second},
+                      {"bytes", bytes_of((*alts)[k].first)}});
   e["top_logprobs"] = tops;
   return e;
 }
@@ -164,7 +186,8 @@ json chat_logprob_entry(const std::string& piece, float lp, int top) {
 json chat_logprobs(const choice& c, int top) {
   json content = json::array();
   for (std::size_t k = 0; k < c.pieces.size(); ++k)
-    content.push_back(chat_logprob_entry(c.pieces[k], c.logprobs[k], top));
+    content.push_back(
+      chat_logprob_entry(c.pieces[k], c.logprobs[k], k < c.top.size() ? &c.top[k] : nullptr, top));
   return {{"content", content}, {"refusal", nullptr}};
 }
 
@@ -377,7 +400,8 @@ std::string stream_encoder::open(std::size_t i) {
   return event_of(j);
 }
 
-std::string stream_encoder::token(std::size_t i, int id, const std::string& piece, float logprob) {
+std::string stream_encoder::token(std::size_t i, int id, const std::string& piece, float logprob,
+                                  const alternatives& top) {
   auto& c = c_.at(i);
   if (c.done)
     return {};
@@ -386,7 +410,7 @@ std::string stream_encoder::token(std::size_t i, int id, const std::string& piec
     return {};
   const auto start = c.text.size();
   c.text += piece;
-  c.held.push_back({start, c.text.size(), piece, logprob});
+  c.held.push_back({start, c.text.size(), piece, logprob, top});
   // A stop string ends the text where it begins (it may have begun in earlier, held bytes).
   std::size_t cut = std::string::npos;
   for (const auto& st : r_.stop) {
@@ -446,7 +470,7 @@ std::string stream_encoder::emit(std::size_t i, std::size_t upto, const char* fi
       if (r_.chat) {
         json entries = json::array();
         for (const auto& t : ready)
-          entries.push_back(chat_logprob_entry(t.piece, t.logprob, r_.top_logprobs));
+          entries.push_back(chat_logprob_entry(t.piece, t.logprob, &t.top, r_.top_logprobs));
         lp = {{"content", entries}, {"refusal", nullptr}};
       } else {
         json tokens = json::array(), lps = json::array(), tops = json::array(),
@@ -454,10 +478,7 @@ std::string stream_encoder::emit(std::size_t i, std::size_t upto, const char* fi
         for (const auto& t : ready) {
           tokens.push_back(token_text(t.piece));
           lps.push_back(t.logprob);
-          json top = json::object();
-          if (r_.top_logprobs > 0)
-            top[token_text(t.piece)] = t.logprob;
-          tops.push_back(top);
+          tops.push_back(completion_top(t.piece, t.logprob, &t.top, r_.top_logprobs));
           offsets.push_back(t.start);
         }
         lp = {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops},
@@ -501,7 +522,8 @@ std::string stream_body(const completion_request& r, const answer_meta& m,
     // choice_of cut pieces and log-probs at a stop string; the tokens after it only count.
     for (std::size_t k = 0; k < c.tokens.size(); ++k) {
       if (k < c.pieces.size())
-        out += enc.token(i, c.tokens[k], c.pieces[k], k < c.logprobs.size() ? c.logprobs[k] : 0.0f);
+        out += enc.token(i, c.tokens[k], c.pieces[k], k < c.logprobs.size() ? c.logprobs[k] : 0.0f,
+                         k < c.top.size() ? c.top[k] : alternatives{});
       else
         enc.token_after_cut(i, c.tokens[k]);
     }

@@ -69,11 +69,16 @@ std::string error_body(const api_error& e);
 // GET /v1/models: one model.
 std::string models_body(const std::string& model, std::int64_t created);
 
+// The most likely tokens at one position (each one's bytes and log-prob), most likely first:
+// what `top_logprobs` shows.
+using alternatives = std::vector<std::pair<std::string, float>>;
+
 // One finished choice, in the order of the answer's `choices` (prompt i, sample j at i * n + j).
 struct choice {
   std::vector<int> tokens;           // the completion's token ids (the eos token included)
   std::vector<float> logprobs;       // one per token
   std::vector<std::string> pieces;   // the bytes each token adds to `text` (see below)
+  std::vector<alternatives> top;     // per piece when top_logprobs > 0 (else empty)
   std::string text;                  // decoded, without the eos token, cut before a stop string
   std::string finish_reason;         // "stop" or "length"
 };
@@ -106,7 +111,8 @@ public:
   std::string open(std::size_t i);
   // Token `id` of choice i and the bytes it adds to the text (empty for an end-of-sequence
   // token): the events now ready (often one, possibly none).
-  std::string token(std::size_t i, int id, const std::string& piece, float logprob);
+  std::string token(std::size_t i, int id, const std::string& piece, float logprob,
+                    const alternatives& top = {});
   // Choice i ended with `finish_reason` ("stop" or "length"; "stop" whenever a stop string cut
   // its text): what it held back, then its last chunk. Later tokens of it are ignored.
   std::string finish(std::size_t i, const std::string& finish_reason);
@@ -123,6 +129,7 @@ private:
     std::size_t start = 0, end = 0; // its bytes in the choice's text
     std::string piece;
     float logprob = 0;
+    alternatives top;
   };
   struct choice_state {
     std::string text;                  // the text so far, cut before a stop string

@@ -164,6 +164,15 @@ struct openai_engine::impl {
     return t == eos_id ? std::string() : std::string(tok->token_bytes(t));
   }
 
+  // The alternatives the sampler gives (token ids) as top_logprobs shows them (their bytes; a
+  // special token by its text).
+  openai::alternatives alternatives_of(const std::vector<std::pair<int, float>>& top) const {
+    openai::alternatives a;
+    for (const auto& [id, lp] : top)
+      a.emplace_back(std::string(tok->token_bytes(id)), lp);
+    return a;
+  }
+
   // The text and per-token pieces of a sample: the eos token adds nothing; the text ends before
   // the first stop string.
   openai::choice choice_of(const policy::sampled& s, const std::vector<std::string>& stops) const {
@@ -173,6 +182,8 @@ struct openai_engine::impl {
       const int t = s.tokens[k];
       c.pieces.push_back(piece_of(t));
       c.logprobs.push_back(k < s.logprobs.size() ? s.logprobs[k] : 0.0f);
+      if (k < s.top_logprobs.size())
+        c.top.push_back(alternatives_of(s.top_logprobs[k]));
       c.text += c.pieces.back();
     }
     c.finish_reason = s.finish == "length" ? "length" : "stop";
@@ -193,6 +204,8 @@ struct openai_engine::impl {
       }
       c.pieces.resize(k);
       c.logprobs.resize(k);
+      if (c.top.size() > k)
+        c.top.resize(k);
     }
     return c;
   }
@@ -204,6 +217,9 @@ struct openai_engine::impl {
     gs.temperature = first.temperature;
     gs.top_p = first.temperature <= 0 ? 1.0 : first.top_p;
     gs.max_new_tokens = b.max_tokens;
+    for (auto* p : b.items) // each request shows its own number of them
+      if (p->req.logprobs)
+        gs.top_logprobs = std::max(gs.top_logprobs, p->req.top_logprobs);
     gs.stop_strings = first.stop;
     auto t = tok;
     if (!gs.stop_strings.empty())
@@ -245,12 +261,13 @@ struct openai_engine::impl {
       }
     }
     if (std::any_of(streams.begin(), streams.end(), [](const live& l) { return l.out != nullptr; }))
-      gs.on_token = [this, &streams, &row_owner](std::size_t row, int t, float lp) {
+      gs.on_token = [this, &streams, &row_owner](std::size_t row, int t, float lp,
+                                                 const std::vector<std::pair<int, float>>& top) {
         const auto [it, c] = row_owner[row];
         auto& l = streams[it];
         if (!l.out)
           return;
-        auto events = l.enc->token(c, t, piece_of(t), lp);
+        auto events = l.enc->token(c, t, piece_of(t), lp, alternatives_of(top));
         if (!events.empty())
           l.out->write(std::move(events));
       };

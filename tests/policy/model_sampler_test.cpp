@@ -127,7 +127,7 @@ TEST(Sampler, OnTokenSeesEveryTokenOfEveryRowInOrder) {
   ASSERT_TRUE(plain.ok()) << plain.message();
   std::vector<std::vector<int>> tokens(3);
   std::vector<std::vector<float>> logprobs(3);
-  p.on_token = [&](std::size_t row, int t, float lp) {
+  p.on_token = [&](std::size_t row, int t, float lp, const std::vector<std::pair<int, float>>&) {
     ASSERT_LT(row, 3u);
     tokens[row].push_back(t);
     logprobs[row].push_back(lp);
@@ -139,6 +139,40 @@ TEST(Sampler, OnTokenSeesEveryTokenOfEveryRowInOrder) {
     EXPECT_EQ(tokens[r], (*streamed)[r].tokens) << r;
     EXPECT_EQ(logprobs[r], (*streamed)[r].logprobs) << r;
   }
+}
+
+// top_logprobs: the k most likely tokens of the distribution each token's log-prob is from,
+// most likely first; under greedy decoding the first is the token itself.
+TEST(Sampler, TopLogprobsAreTheMostLikelyTokens) {
+  auto m = tiny_model();
+  sampling_params p;
+  p.max_new_tokens = 10;
+  p.temperature = 0.0;
+  p.top_logprobs = 4;
+  auto g = sample_batch(*m, {prompt}, p);
+  ASSERT_TRUE(g.ok()) << g.message();
+  const auto& s = (*g)[0];
+  ASSERT_EQ(s.top_logprobs.size(), s.tokens.size());
+  for (std::size_t k = 0; k < s.tokens.size(); ++k) {
+    const auto& top = s.top_logprobs[k];
+    ASSERT_EQ(top.size(), 4u);
+    EXPECT_EQ(top[0].first, s.tokens[k]);
+    EXPECT_FLOAT_EQ(top[0].second, s.logprobs[k]);
+    for (std::size_t j = 1; j < top.size(); ++j) EXPECT_GE(top[j - 1].second, top[j].second);
+  }
+  // Sampled at T = 0.7: the token's log-prob is at most the best, and equals its own entry.
+  p.temperature = 0.7;
+  p.seed = 5;
+  auto t = sample_batch(*m, {prompt}, p);
+  ASSERT_TRUE(t.ok()) << t.message();
+  const auto& u = (*t)[0];
+  for (std::size_t k = 0; k < u.tokens.size(); ++k) {
+    EXPECT_LE(u.logprobs[k], u.top_logprobs[k][0].second + 1e-6f);
+    for (auto& [id, lp] : u.top_logprobs[k])
+      if (id == u.tokens[k]) EXPECT_FLOAT_EQ(lp, u.logprobs[k]);
+  }
+  p.top_logprobs = 0;
+  EXPECT_TRUE((*sample_batch(*m, {prompt}, p))[0].top_logprobs.empty());
 }
 
 TEST(Sampler, TinyTopPIsGreedy) {

@@ -240,3 +240,34 @@ TEST(OpenAIStreamEncoder, ChoicesInterleaveAndAHeldTailComesOutAtFinish) {
   EXPECT_EQ(ev.text, "ab#");
   EXPECT_EQ(ev.finish.size(), 2u);
 }
+
+// top_logprobs shows the alternatives the engine gives, up to the number asked.
+TEST(OpenAIApi, TopLogprobsShowTheAlternativesUpToTheNumberAsked) {
+  openai::choice c;
+  c.pieces = {"a", "b"};
+  c.logprobs = {-0.5f, -1.0f};
+  c.tokens = {1, 2};
+  c.text = "ab";
+  c.finish_reason = "length";
+  c.top = {{{"a", -0.5f}, {"x", -1.5f}, {"y", -2.5f}}, {{"z", -0.2f}, {"b", -1.0f}, {"w", -3.0f}}};
+  openai::answer_meta m{"id", "tiny", 1};
+  openai::completion_request chat;
+  chat.chat = true;
+  chat.logprobs = true;
+  chat.top_logprobs = 2;
+  auto a = json::parse(openai::answer_body(chat, m, {c}, {}));
+  auto e = a["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(e.size(), 2u);
+  ASSERT_EQ(e[1]["top_logprobs"].size(), 2u);
+  EXPECT_EQ(e[1]["top_logprobs"][0]["token"], "z");
+  EXPECT_EQ(e[1]["top_logprobs"][1]["token"], "b");
+  openai::completion_request comp;
+  comp.logprobs = true;
+  comp.top_logprobs = 3;
+  auto b = json::parse(openai::answer_body(comp, m, {c}, {}));
+  auto t = b["choices"][0]["logprobs"]["top_logprobs"];
+  EXPECT_EQ(t[0], json({{"a", -0.5}, {"x", -1.5}, {"y", -2.5}}));
+  // The stream carries the same alternatives.
+  auto s = openai::stream_body(chat, m, {c}, {});
+  EXPECT_NE(s.find("\"token\":\"z\""), std::string::npos);
+}

@@ -207,6 +207,43 @@ TEST_F(OpenAIServe, ModelsCompletionsAndChatAnswerWithUsage) {
             post(port(), "/v1/completions", greedy)["choices"][0]["text"]);
 }
 
+// top_logprobs are the most likely tokens at each position, most likely first, from the same
+// distribution as the token's log-prob: under greedy decoding the first one is the token itself.
+TEST_F(OpenAIServe, TopLogprobsAreTheMostLikelyTokensThere) {
+  int status = 0;
+  auto chat = post(port(), "/v1/chat/completions",
+                   {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "ab"}}}},
+                    {"max_tokens", 8}, {"temperature", 0}, {"logprobs", true}, {"top_logprobs", 3}},
+                   &status);
+  ASSERT_EQ(status, 200) << chat;
+  auto content = chat["choices"][0]["logprobs"]["content"];
+  ASSERT_GE(content.size(), 1u);
+  for (auto& t : content) {
+    auto top = t["top_logprobs"];
+    ASSERT_EQ(top.size(), 3u) << t;
+    EXPECT_EQ(top[0]["bytes"], t["bytes"]) << t;
+    EXPECT_NEAR(top[0]["logprob"].get<double>(), t["logprob"].get<double>(), 1e-5);
+    EXPECT_GE(top[0]["logprob"].get<double>(), top[1]["logprob"].get<double>());
+    EXPECT_GE(top[1]["logprob"].get<double>(), top[2]["logprob"].get<double>());
+  }
+  auto comp = post(port(), "/v1/completions",
+                   {{"model", "x"}, {"prompt", "ab"}, {"max_tokens", 8}, {"temperature", 0},
+                    {"logprobs", 2}},
+                   &status);
+  ASSERT_EQ(status, 200) << comp;
+  auto lp = comp["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["top_logprobs"].size(), lp["tokens"].size());
+  for (std::size_t k = 0; k < lp["tokens"].size(); ++k) {
+    auto top = lp["top_logprobs"][k];
+    EXPECT_GE(top.size(), 1u);
+    EXPECT_LE(top.size(), 2u); // two tokens with the same text share a key
+    double best = -1e30;
+    for (auto& [text, v] : top.items())
+      best = std::max(best, v.get<double>());
+    EXPECT_NEAR(best, lp["token_logprobs"][k].get<double>(), 1e-5) << top;
+  }
+}
+
 TEST_F(OpenAIServe, StopStringsEndTheTextBeforeThem) {
   // Sample until some byte shows up, then ask again with that byte as a stop string.
   json req{{"model", "x"}, {"prompt", "void"}, {"max_tokens", 40}, {"seed", 21}};

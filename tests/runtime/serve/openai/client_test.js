@@ -35,8 +35,12 @@ async function main() {
           'chat: choice ' + i);
     check(['stop', 'length'].includes(c.finish_reason), 'chat: finish_reason ' + c.finish_reason);
     check(c.logprobs && c.logprobs.content.length >= 1, 'chat: logprobs.content');
-    for (const t of c.logprobs.content)
+    for (const t of c.logprobs.content) {
       check(typeof t.logprob === 'number' && t.logprob <= 0 && Array.isArray(t.bytes), 'chat: a token logprob');
+      // top_logprobs: 1 = the most likely token there, at least as likely as the sampled one.
+      check(t.top_logprobs.length === 1 && t.top_logprobs[0].logprob >= t.logprob - 1e-5,
+            'chat: top_logprobs');
+    }
   }
   checkUsage(chat.usage, 'chat');
   check(chat.usage.completion_tokens <= 36, 'chat: at most 3 x 12 tokens');
