@@ -146,7 +146,7 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       s.tokens.push_back(tok);
       s.logprobs.push_back(nl[r]);
       bool done = true;
-      if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
+      if (cfg.is_eos(tok)) {
         s.finish = finish_reason::eos;
       } else if (std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), tok) !=
                  params.stop_token_ids.end()) {
