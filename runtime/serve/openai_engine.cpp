@@ -4,6 +4,7 @@
 #include "policy/checkpoint_verify.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/tokenizer.hpp"
+#include "runtime/pipeline/policy_io.hpp"
 #include "runtime/serve/openai_api.hpp"
 
 #include <algorithm>
@@ -61,7 +62,8 @@ struct openai_engine::impl {
   std::shared_ptr<const policy::tokenizer> tok;
   std::unique_ptr<policy::policy_model> model;
   std::int64_t max_seq_len = 0;
-  int eos_id = -1;
+  policy::chat_format format = policy::chat_format::leap;
+  int turn_end_id = -1;  // the format's end-of-turn token: a stop token of chat requests
 
   struct pending {
     openai::completion_request req;
@@ -159,14 +161,16 @@ struct openai_engine::impl {
     return out;
   }
 
-  // The text and per-token pieces of a sample: the eos token adds nothing; the text ends before
+  // The text and per-token pieces of a sample: an eos token (any of the model's eos ids) adds
+  // nothing; the text ends before
   // the first stop string.
   openai::choice choice_of(const policy::sampled& s, const std::vector<std::string>& stops) const {
     openai::choice c;
     c.tokens = s.tokens;
     for (std::size_t k = 0; k < s.tokens.size(); ++k) {
       const int t = s.tokens[k];
-      c.pieces.push_back(t == eos_id ? std::string() : std::string(tok->token_bytes(t)));
+      const bool ends = model->config().is_eos(t) || (t == turn_end_id && k + 1 == s.tokens.size());
+      c.pieces.push_back(ends ? std::string() : std::string(tok->token_bytes(t)));
       c.logprobs.push_back(k < s.logprobs.size() ? s.logprobs[k] : 0.0f);
       c.text += c.pieces.back();
     }
@@ -200,6 +204,8 @@ struct openai_engine::impl {
     gs.top_p = first.temperature <= 0 ? 1.0 : first.top_p;
     gs.max_new_tokens = b.max_tokens;
     gs.stop_strings = first.stop;
+    if (first.chat && turn_end_id >= 0)
+      gs.stop_ids.push_back(turn_end_id);
     auto t = tok;
     if (!gs.stop_strings.empty())
       gs.decode = [t](const std::vector<int>& ids) { return t->decode(ids); };
@@ -297,7 +303,11 @@ result<std::unique_ptr<openai_engine>> openai_engine::create(openai_engine_optio
   i.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
   i.model = std::make_unique<policy::policy_model>(std::move(*model));
   i.max_seq_len = i.model->config().max_seq_len;
-  i.eos_id = static_cast<int>(i.model->config().eos_id);
+  auto format = runtime::chat_format_for(opts.chat_format, dir, *i.tok);
+  if (!format)
+    return make_error("--checkpoint " + dir + ": " + format.message());
+  i.format = *format;
+  i.turn_end_id = i.tok->token_id(policy::end_of_turn(i.format));
   i.model_name = opts.model_name;
   if (i.model_name.empty()) {
     auto p = std::filesystem::path(dir);
@@ -328,6 +338,8 @@ openai_engine::~openai_engine() {
 
 const std::string& openai_engine::model_name() const { return impl_->model_name; }
 
+policy::chat_format openai_engine::chat_format() const { return impl_->format; }
+
 void openai_engine::handle(const http_request& req, respond_fn respond) {
   auto path = req.target.substr(0, req.target.find('?'));
   while (path.size() > 1 && path.back() == '/')
@@ -340,7 +352,7 @@ void openai_engine::handle(const http_request& req, respond_fn respond) {
   }
   const bool chat = path == "/v1/chat/completions";
   const std::string route = chat ? "chat_completions" : "completions";
-  auto parsed = chat ? openai::parse_chat(req.body) : openai::parse_completion(req.body);
+  auto parsed = chat ? openai::parse_chat(req.body, impl_->format) : openai::parse_completion(req.body);
   if (!parsed.request)
     return respond(error_response(parsed.error, route));
   if (impl_->opts.metrics)
