@@ -31,7 +31,8 @@ namespace leap::runtime {
 
 result<std::shared_ptr<policy::generation_engine>>
 openai_generation_engine(const config::leap_config& cfg,
-                         std::shared_ptr<const policy::tokenizer> tok) {
+                         std::shared_ptr<const policy::tokenizer> tok,
+                         policy::chat_format format) {
   if (cfg.openai.model.empty())
     return make_error("generation.source = \"openai\" needs openai.model (the served model's "
                       "name)");
@@ -47,7 +48,7 @@ openai_generation_engine(const config::leap_config& cfg,
   if (!c)
     return c.err();
   std::shared_ptr<serve::openai_client> client = std::move(*c);
-  const int eos = tok->token_id(policy::special::eos);
+  const int eos = tok->token_id(policy::end_of_turn(format));
   struct gather {
     std::mutex m;
     std::vector<std::vector<policy::sampled>> per_prompt;
@@ -165,7 +166,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
   std::shared_ptr<policy::generation_engine> engine;
   if (cfg.generation.source == config::generation_source::openai) {
-    auto remote = openai_generation_engine(cfg, tok);
+    auto remote = openai_generation_engine(cfg, tok, *format);
     if (!remote)
       return remote.err();
     engine = std::move(*remote);
