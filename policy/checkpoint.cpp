@@ -117,10 +117,6 @@ result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const 
   return {};
 }
 
-result<model_config> load_checkpoint_config(const std::string& dir) {
-  return load_model_config(dir + "/config.json");
-}
-
 result<void> load_weights(decoder_impl& model, const std::string& path) {
   auto tensors = load_tensors(path);
   if (!tensors) return tensors.err();
@@ -158,13 +154,112 @@ result<void> load_weights(decoder_impl& model, const std::string& path) {
   return {};
 }
 
+result<void> load_sharded_weights(decoder_impl& model, const std::string& index_path) {
+  auto text = read_file(index_path);
+  if (!text) return text.err();
+  json j = json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error(index_path + ": not a JSON object");
+  auto wm = j.find("weight_map");
+  if (wm == j.end() || !wm->is_object() || wm->empty())
+    return make_error(index_path + ": key 'weight_map': expected a non-empty object {tensor name: shard file}");
+  std::map<std::string, std::string> shard_of;                // tensor -> shard file (the index)
+  std::map<std::string, std::vector<std::string>> listed_in;  // shard file -> its tensors
+  for (const auto& [name, shard] : wm->items()) {
+    if (!shard.is_string())
+      return make_error(index_path + ": key 'weight_map." + name + "': expected a shard file name, got " + shard.dump());
+    auto file = shard.get<std::string>();
+    if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos ||
+        file.find('\\') != std::string::npos)
+      return make_error(index_path + ": key 'weight_map." + name + "': shard '" + file +
+                        "' is not a file name in the checkpoint directory");
+    shard_of[name] = file;
+    listed_in[file].push_back(name);
+  }
+  const fs::path dir = fs::path(index_path).parent_path();
+  auto params = model.named_parameters();
+  std::map<std::string, std::string> read_from;  // tensor -> the shard it was read from
+  std::vector<std::string> problems;
+  torch::NoGradGuard no_grad;
+  for (const auto& [file, names] : listed_in) {
+    const std::string path = (dir / file).string();
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      problems.push_back("shard '" + file + "' is missing (the index lists " + std::to_string(names.size()) +
+                         " tensor(s) in it, e.g. '" + names.front() + "')");
+      continue;
+    }
+    auto st = st_file::read(path);
+    if (!st) return st.err();
+    for (const auto& n : names)
+      if (st->find(n) == nullptr)
+        problems.push_back("tensor '" + n + "': the index lists it in shard '" + file + "', which does not contain it");
+    for (const auto& [name, e] : st->entries()) {
+      if (auto prev = read_from.find(name); prev != read_from.end()) {
+        problems.push_back("tensor '" + name + "' is in two shards: '" + prev->second + "' and '" + file + "'");
+        continue;
+      }
+      read_from[name] = file;
+      auto mapped = shard_of.find(name);
+      if (mapped == shard_of.end()) {
+        problems.push_back("tensor '" + name + "' in shard '" + file + "' is not listed in the index");
+        continue;
+      }
+      if (mapped->second != file) {
+        problems.push_back("tensor '" + name + "' is in shard '" + file + "', the index maps it to '" + mapped->second + "'");
+        continue;
+      }
+      if (ends_with(name, "rotary_emb.inv_freq")) continue;
+      if (name == "lm_head.weight" && model.config().tie_embeddings) continue;
+      auto* p = params.find(name);
+      if (p == nullptr) {
+        problems.push_back("unexpected tensor '" + name + "' with shape " + shape_str(e.shape) + " in shard '" + file +
+                           "' (not a parameter of this decoder)");
+        continue;
+      }
+      if (torch::IntArrayRef(e.shape) != p->sizes()) {
+        problems.push_back("tensor '" + name + "' has shape " + shape_str(e.shape) + " in shard '" + file +
+                           "', the model expects " + shape_str(p->sizes()));
+        continue;
+      }
+      if (e.dtype == st_dtype::i64 || e.dtype == st_dtype::i32) {
+        problems.push_back("tensor '" + name + "' in shard '" + file + "' has integer dtype " + st_dtype_name(e.dtype));
+        continue;
+      }
+      auto t = tensor_from_entry(*st, e);
+      if (!t) return make_error(path + ": tensor '" + name + "': " + t.message());
+      try {
+        p->copy_(*t);
+      } catch (const c10::Error& err) {
+        return make_error(path + ": tensor '" + name + "': " + err.what_without_backtrace());
+      }
+    }
+  }
+  for (const auto& p : params) {
+    if (read_from.count(p.key())) continue;
+    auto mapped = shard_of.find(p.key());
+    if (mapped != shard_of.end()) continue;  // reported with its shard above
+    problems.push_back("missing tensor '" + p.key() + "' (model expects shape " + shape_str(p.value().sizes()) +
+                       "): not in the index");
+  }
+  if (!problems.empty()) {
+    std::string msg = index_path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
+    for (const auto& p : problems) msg += "\n  - " + p;
+    return make_error(msg);
+  }
+  return {};
+}
+
 result<decoder> load_model(const std::string& dir) {
-  if (auto v = verify_checkpoint(dir, {"config.json", "model.safetensors"}); !v) return v.err();
+  std::error_code ec;
+  const bool sharded = !fs::exists(dir + "/model.safetensors", ec) && fs::exists(dir + "/model.safetensors.index.json", ec);
+  const std::string weights = sharded ? "model.safetensors.index.json" : "model.safetensors";
+  if (auto v = verify_checkpoint(dir, {"config.json", weights}); !v) return v.err();
   auto cfg = load_checkpoint_config(dir);
   if (!cfg) return cfg.err();
   auto model = make_decoder(*cfg);
   if (!model) return model.err();
-  if (auto r = load_weights(**model, dir + "/model.safetensors"); !r) return r.err();
+  auto r = sharded ? load_sharded_weights(**model, dir + "/" + weights) : load_weights(**model, dir + "/" + weights);
+  if (!r) return r.err();
   return model;
 }
 

@@ -1,5 +1,7 @@
 // checkpoint: a training checkpoint is a directory
 //   config.json            model_config (HF keys)
+//   (loading also reads a Hugging Face model directory: model.safetensors or a sharded
+//   model.safetensors.index.json, generation_config.json, tokenizer_config.json; see load_model)
 //   model.safetensors      weights under HF Llama names (lm_head.weight omitted when tied)
 //   tokenizer.json         copied from a path or written from a string (someone else's format)
 //   optimizer.safetensors  AdamW moments: "<param>.exp_avg", "<param>.exp_avg_sq",
@@ -44,9 +46,19 @@ struct checkpoint_save_options {
 
 result<void> save_checkpoint(const std::string& dir, decoder_impl& model, const checkpoint_save_options& opts);
 
-result<model_config> load_checkpoint_config(const std::string& dir);
-// config.json + model.safetensors -> a new CPU float32 decoder.
+// load_checkpoint_config (model_config.hpp): config.json + generation_config.json + tokenizer_config.json.
+// config.json + the weights -> a new CPU float32 decoder. The weights are model.safetensors, or
+// when a directory has none, the shards a Hugging Face model.safetensors.index.json lists
+// (load_sharded_weights). F16/BF16 tensors are up-cast to float32.
 result<decoder> load_model(const std::string& dir);
+// The weights of a sharded checkpoint: `index_path` is model.safetensors.index.json, whose
+// "weight_map" maps each tensor name to a shard file in the same directory; each shard is read
+// with the safetensors reader and copied into the model shard by shard (one shard in memory at
+// a time). Strict like load_weights; besides its mismatches, the error lists every missing
+// shard, tensor the index lists in a shard that lacks it, tensor found in two shards, and tensor
+// of a shard the index does not map there, each naming the tensor and the file. On error the
+// model's weights are partly overwritten (load_model then discards the model).
+result<void> load_sharded_weights(decoder_impl& model, const std::string& index_path);
 // Copies a safetensors file's tensors into the model's parameters (any dtype/device), strictly:
 // the error lists every missing, unexpected or wrongly shaped tensor. Tolerated and ignored:
 // "lm_head.weight" when the model ties embeddings, "*.rotary_emb.inv_freq" (old HF exports).

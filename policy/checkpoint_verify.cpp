@@ -66,7 +66,8 @@ result<void> verify_checkpoint(const std::string& dir, const std::vector<std::st
     std::lock_guard<std::mutex> lk(memo_mtx);
     if (warned_dirs.insert(fs::absolute(dir, ec).lexically_normal().string()).second)
       std::fprintf(stderr, "leap: warning: checkpoint %s has no manifest.json (saved before leap "
-                           "checksummed checkpoints, or by hand): loading it unverified\n",
+                           "checksummed checkpoints, by hand, or not by leap, e.g. a Hugging Face "
+                           "model directory): loading it unverified\n",
                    dir.c_str());
   }
   return {};

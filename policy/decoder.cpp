@@ -118,9 +118,9 @@ decoder_stack_impl::decoder_stack_impl(const model_config& cfg) {
   layers = register_module("layers", torch::nn::ModuleList());
   for (std::int64_t l = 0; l < cfg.n_layers; ++l) layers->push_back(decoder_layer(cfg));
   norm = register_module("norm", rms_norm(cfg.d_model, cfg.rms_eps));
-  // HF Llama: inv_freq[i] = theta^(-2i/Dh); emb = cat(freqs, freqs) over the last dim.
-  const auto dh = cfg.dim_per_head();
-  auto inv_freq = torch::pow(cfg.rope_theta, -torch::arange(0, dh, 2, torch::kDouble) / static_cast<double>(dh));
+  // HF Llama: inv_freq[i] = theta^(-2i/Dh) (rope_scaling llama3 applied: rope_inv_freq);
+  // emb = cat(freqs, freqs) over the last dim.
+  auto inv_freq = torch::tensor(rope_inv_freq(cfg), torch::kDouble);
   auto pos = torch::arange(cfg.max_seq_len, torch::kDouble);
   auto freqs = torch::outer(pos, inv_freq);                 // [L, Dh/2]
   auto emb = torch::cat({freqs, freqs}, -1);                // [L, Dh]

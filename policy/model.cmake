@@ -9,7 +9,8 @@ add_library(leap_model STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_verify.cpp)
 target_include_directories(leap_model PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(leap_model PUBLIC leap_common ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json)
+# leap_text: the checkpoint's tokenizer_config.json / generation_config.json (hf_files.hpp).
+target_link_libraries(leap_model PUBLIC leap_common leap_text ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json)
 
 # The learner's loss (GRPO with clip-higher, k3 KL, token-mean / Dr.GRPO).
 target_sources(leap_model PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/grpo_loss.cpp)

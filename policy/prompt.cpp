@@ -40,15 +40,117 @@ std::string render_completion(const std::string& code) {
   return "```cuda\n" + body + "\n```";
 }
 
-std::string render_prompt(const task_view& t, const std::vector<turn_record>& history) {
-  std::size_t first = history.size() > max_history_turns ? history.size() - max_history_turns : 0;
+namespace {
+
+// ChatML (Qwen): every message as is.
+std::string render_chatml(const std::vector<chat_message>& messages) {
+  std::string s;
+  for (const auto& m : messages) s += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+  return s + "<|im_start|>assistant\n";
+}
+
+// The length of the whitespace code point at the start (or, with `back`, the end) of `s`, or 0.
+// Whitespace as JavaScript's String.prototype.trim (the reference's Jinja trim): U+0009..U+000D,
+// U+0020, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF.
+// (Python's str.strip, which transformers' Jinja uses, also strips U+001C..U+001F and U+0085 and
+// keeps U+FEFF; the two references differ there.)
+std::size_t whitespace_len(std::string_view s, bool back) {
+  static const char* const multi[] = {"\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF",
+                                      "\xE2\x81\x9F", "\xE3\x80\x80", "\xEF\xBB\xBF"};
+  if (s.empty()) return 0;
+  const char c = back ? s.back() : s.front();
+  if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+  auto has = [&](std::string_view w) {
+    return s.size() >= w.size() && (back ? s.substr(s.size() - w.size()) : s.substr(0, w.size())) == w;
+  };
+  for (const char* w : multi)
+    if (has(w)) return std::char_traits<char>::length(w);
+  for (unsigned char last = 0x80; last <= 0x8A; ++last) {  // U+2000..U+200A: E2 80 80..8A
+    const char w[] = {'\xE2', '\x80', static_cast<char>(last), 0};
+    if (has(w)) return 3;
+  }
+  return 0;
+}
+
+std::string_view jinja_trim(std::string_view s) {
+  while (auto n = whitespace_len(s, false)) s.remove_prefix(n);
+  while (auto n = whitespace_len(s, true)) s.remove_suffix(n);
+  return s;
+}
+
+// Llama 3: the template trims each message (Jinja's trim).
+std::string render_llama3(const std::vector<chat_message>& messages) {
+  std::string s = "<|begin_of_text|>";
+  for (const auto& m : messages)
+    s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + std::string(jinja_trim(m.content)) + "<|eot_id|>";
+  return s + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+}
+
+} // namespace
+
+const char* chat_format_name(chat_format f) {
+  switch (f) {
+    case chat_format::leap: return "leap";
+    case chat_format::chatml: return "chatml";
+    case chat_format::llama3: return "llama3";
+  }
+  return "leap";
+}
+
+std::optional<chat_format> chat_format_from_name(std::string_view name) {
+  for (auto f : {chat_format::leap, chat_format::chatml, chat_format::llama3})
+    if (name == chat_format_name(f)) return f;
+  return std::nullopt;
+}
+
+std::optional<chat_format> chat_format_of_template(std::string_view tmpl) {
+  if (tmpl.find("<|im_start|>") != std::string_view::npos) return chat_format::chatml;
+  if (tmpl.find("<|start_header_id|>") != std::string_view::npos) return chat_format::llama3;
+  if (tmpl.find(special::assistant) != std::string_view::npos) return chat_format::leap;
+  return std::nullopt;
+}
+
+std::string_view end_of_turn(chat_format f) {
+  switch (f) {
+    case chat_format::chatml: return "<|im_end|>";
+    case chat_format::llama3: return "<|eot_id|>";
+    case chat_format::leap: break;
+  }
+  return special::eos;
+}
+
+namespace {
+
+std::size_t first_shown(const std::vector<turn_record>& history) {
+  return history.size() > max_history_turns ? history.size() - max_history_turns : 0;
+}
+
+std::string hidden_note(std::size_t first) {
+  if (first == 0) return "";
+  return "(" + std::to_string(first) + " earlier attempt" + (first == 1 ? "" : "s") + " not shown.)\n";
+}
+
+} // namespace
+
+std::vector<chat_message> prompt_messages(const task_view& t, const std::vector<turn_record>& history) {
+  const std::size_t first = first_shown(history);
+  std::vector<chat_message> msgs{{"user", task_text(t) + hidden_note(first)}};
+  for (std::size_t i = first; i < history.size(); ++i) {
+    msgs.push_back({"assistant", render_completion(history[i].code)});
+    msgs.push_back({"user", feedback_text(t, history[i].feedback)});
+  }
+  return msgs;
+}
+
+std::string render_prompt(const task_view& t, const std::vector<turn_record>& history, chat_format format) {
+  if (format != chat_format::leap) return render_chat(prompt_messages(t, history), format);
+  const std::size_t first = first_shown(history);
+  const std::string note = hidden_note(first);
   std::string s;
   s += special::bos;
   s += special::user;
   s += task_text(t);
-  if (first > 0)
-    s += "(" + std::to_string(first) + " earlier attempt" + (first == 1 ? "" : "s")
-         + " not shown.)\n";
+  s += note;
   for (std::size_t i = first; i < history.size(); ++i) {
     s += special::assistant;
     s += render_completion(history[i].code);
@@ -60,7 +162,9 @@ std::string render_prompt(const task_view& t, const std::vector<turn_record>& hi
   return s;
 }
 
-std::string render_chat(const std::vector<chat_message>& messages) {
+std::string render_chat(const std::vector<chat_message>& messages, chat_format format) {
+  if (format == chat_format::chatml) return render_chatml(messages);
+  if (format == chat_format::llama3) return render_llama3(messages);
   std::string s(special::bos);
   std::string pending;  // system or user text not yet written
   bool have_user = false;

@@ -162,7 +162,7 @@ static void decode_rows(decoder_impl& model, kv_cache& cache, torch::Tensor logi
       if (params.on_token) params.on_token(static_cast<std::size_t>(active[r]), tok, nl[r], top);
       if (top_k > 0) s.top_logprobs.push_back(std::move(top));
       bool done = true;
-      if (cfg.eos_id >= 0 && tok == cfg.eos_id) {
+      if (cfg.is_eos(tok)) {
         s.finish = finish_reason::eos;
       } else if (std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), tok) !=
                  params.stop_token_ids.end()) {

@@ -28,7 +28,8 @@ struct sampling_params {
   double temperature = 1.0;      // <= 0: greedy (argmax); log-probs then at temperature 1
   double top_p = 1.0;            // nucleus: smallest set of tokens with mass >= top_p (always >= 1 token)
   int max_new_tokens = 256;
-  // A sampled token equal to the config's eos_id ends the sample with finish_reason::eos; one of
+  // A sampled token that is one of the config's eos ids (model_config::is_eos) ends the sample
+  // with finish_reason::eos; one of
   // these ends it with finish_reason::stop. Either way the token is kept (with its log-prob).
   std::vector<int> stop_token_ids;
   // Checked after every token on decode(completion tokens so far); the first match ends the

@@ -6,25 +6,31 @@
 
 namespace leap::policy {
 
-result<named_tensors> tensors_from_file(const st_file& file) {
-  named_tensors out;
+result<torch::Tensor> tensor_from_entry(const st_file& file, const st_entry& e) {
   try {
-    for (const auto& [name, e] : file.entries()) {
-      auto raw = file.bytes(e);
-      torch::Tensor t;
-      switch (e.dtype) {
-        case st_dtype::f32: t = torch::empty(e.shape, torch::kFloat); break;
-        case st_dtype::i64: t = torch::empty(e.shape, torch::kLong); break;
-        case st_dtype::i32: t = torch::empty(e.shape, torch::kInt); break;
-        case st_dtype::f16: t = torch::empty(e.shape, torch::kHalf); break;
-        case st_dtype::bf16: t = torch::empty(e.shape, torch::kBFloat16); break;
-      }
-      if (!raw.empty()) std::memcpy(t.data_ptr(), raw.data(), raw.size());
-      if (e.dtype == st_dtype::f16 || e.dtype == st_dtype::bf16) t = t.to(torch::kFloat);
-      out.emplace(name, std::move(t));
+    auto raw = file.bytes(e);
+    torch::Tensor t;
+    switch (e.dtype) {
+      case st_dtype::f32: t = torch::empty(e.shape, torch::kFloat); break;
+      case st_dtype::i64: t = torch::empty(e.shape, torch::kLong); break;
+      case st_dtype::i32: t = torch::empty(e.shape, torch::kInt); break;
+      case st_dtype::f16: t = torch::empty(e.shape, torch::kHalf); break;
+      case st_dtype::bf16: t = torch::empty(e.shape, torch::kBFloat16); break;
     }
+    if (!raw.empty()) std::memcpy(t.data_ptr(), raw.data(), raw.size());
+    if (e.dtype == st_dtype::f16 || e.dtype == st_dtype::bf16) t = t.to(torch::kFloat);
+    return t;
   } catch (const c10::Error& err) {
     return make_error(std::string("safetensors: ") + err.what_without_backtrace());
+  }
+}
+
+result<named_tensors> tensors_from_file(const st_file& file) {
+  named_tensors out;
+  for (const auto& [name, e] : file.entries()) {
+    auto t = tensor_from_entry(file, e);
+    if (!t) return t.err();
+    out.emplace(name, std::move(*t));
   }
   return out;
 }

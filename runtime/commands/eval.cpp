@@ -6,12 +6,14 @@
 #include "policy/checkpoint_verify.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/model_config.hpp"
+#include "policy/prompt.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/special_tokens.hpp"
 #include "policy/tokenizer.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/pipeline/options.hpp"
+#include "runtime/pipeline/policy_io.hpp"
 #include "runtime/serve/openai_client.hpp"
 
 #include <nlohmann/json.hpp>
@@ -29,7 +31,8 @@ namespace leap::runtime {
 
 result<std::shared_ptr<policy::generation_engine>>
 openai_generation_engine(const config::leap_config& cfg,
-                         std::shared_ptr<const policy::tokenizer> tok) {
+                         std::shared_ptr<const policy::tokenizer> tok,
+                         policy::chat_format format) {
   if (cfg.openai.model.empty())
     return make_error("generation.source = \"openai\" needs openai.model (the served model's "
                       "name)");
@@ -45,7 +48,7 @@ openai_generation_engine(const config::leap_config& cfg,
   if (!c)
     return c.err();
   std::shared_ptr<serve::openai_client> client = std::move(*c);
-  const int eos = tok->token_id(policy::special::eos);
+  const int eos = tok->token_id(policy::end_of_turn(format));
   struct gather {
     std::mutex m;
     std::vector<std::vector<policy::sampled>> per_prompt;
@@ -148,9 +151,12 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   if (!tok_r)
     return make_error("checkpoint " + dir + ": " + tok_r.message());
   auto tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));
-  auto mc = policy::load_model_config(dir + "/config.json");
+  auto mc = policy::load_checkpoint_config(dir);
   if (!mc)
     return make_error("checkpoint " + dir + ": " + mc.message());
+  auto format = chat_format_for(cfg.policy.chat_format, dir, *tok);
+  if (!format)
+    return format.err();
   // One compute thread per replica, as in `leap train`, and a replica per core (at most one per
   // task): the groups sample side by side while earlier samples compile. (A multi-threaded BLAS
   // pool also deadlocked in OpenBLAS's fork handler when the process runner forked a compile
@@ -160,7 +166,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
   std::shared_ptr<policy::generation_engine> engine;
   if (cfg.generation.source == config::generation_source::openai) {
-    auto remote = openai_generation_engine(cfg, tok);
+    auto remote = openai_generation_engine(cfg, tok, *format);
     if (!remote)
       return remote.err();
     engine = std::move(*remote);
@@ -180,8 +186,8 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   d.gatekeeper = eval_gatekeeper_options_of(cfg);
   d.gatekeeper.backend = svc.backend;
   d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
-  d.gatekeeper.eos_id = tok->token_id(policy::special::eos);
-  d.gatekeeper.codec = policy_codec(tok, svc.tasks);
+  d.gatekeeper.eos_id = tok->token_id(policy::end_of_turn(*format));
+  d.gatekeeper.codec = policy_codec(tok, svc.tasks, *format);
   d.gatekeeper.generators = engine->workers(); // replicas, or openai.max_concurrency
   d.compilers = compiler_pool_of(cfg);
   d.executors = executor_pool_of(cfg);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/result.hpp"
+#include "policy/prompt.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <map>
@@ -61,9 +62,12 @@ int cmd_eval(services& svc, const std::string& checkpoint_dir, bool json);
 // request per prompt (n = samples per prompt, seed = the job's seed + the prompt's index, as the
 // in-process generators seed it), answered with token ids and behaviour log-probs (an answer
 // without token ids is re-encoded from its text with `tok`; without log-probs they are 0).
+// A choice that stopped (finish_reason "stop") gets `format`'s end-of-turn token appended, the
+// token the in-process sampler keeps at the end of a sample.
 // Used by `leap eval` and `leap bench`. An error names the key (openai.model, openai.url).
 result<std::shared_ptr<policy::generation_engine>>
 openai_generation_engine(const config::leap_config& cfg,
-                         std::shared_ptr<const policy::tokenizer> tok);
+                         std::shared_ptr<const policy::tokenizer> tok,
+                         policy::chat_format format = policy::chat_format::leap);
 
 } // namespace leap::runtime

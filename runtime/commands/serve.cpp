@@ -40,7 +40,9 @@ std::chrono::milliseconds ms(double seconds) {
     std::chrono::duration<double>(seconds));
 }
 
-actors::env_service_options service_options(const services& svc) {
+// `format`: how the environment API's next prompts are written (the served checkpoint's chat
+// format with --checkpoint, else policy.chat_format with auto meaning leap).
+actors::env_service_options service_options(const services& svc, policy::chat_format format) {
   const auto& cfg = svc.cfg;
   actors::env_service_options o;
   o.rollout = gatekeeper_options_of(cfg, msg::train_mode::async, true).rollout;
@@ -54,12 +56,12 @@ actors::env_service_options service_options(const services& svc) {
   // A job waits in its pool's queue, then runs with retries: bounded by the request timeout.
   o.compile_timeout = o.exec_timeout = ms(cfg.serve.request_timeout_seconds);
   auto tasks = svc.tasks;
-  o.render_prompt = [tasks](const std::string& task, const std::vector<std::string>& codes,
-                            const std::vector<std::string>& feedbacks) {
+  o.render_prompt = [tasks, format](const std::string& task, const std::vector<std::string>& codes,
+                                    const std::vector<std::string>& feedbacks) {
     std::vector<policy::turn_record> history;
     for (std::size_t i = 0; i < codes.size(); ++i)
       history.push_back({codes[i], feedbacks[i]});
-    return policy::render_prompt(view_of(tasks->at(task)), history);
+    return policy::render_prompt(view_of(tasks->at(task)), history, format);
   };
   return o;
 }
@@ -112,6 +114,7 @@ int run_serve(const command_context& ctx) {
     eo.checkpoint_dir = *ck;
     eo.max_batch_rows = cfg.serve.max_group_size;
     eo.metrics = metrics;
+    eo.chat_format = cfg.policy.chat_format;
     auto e = serve::openai_engine::create(eo);
     if (!e) {
       pools->shutdown();
@@ -120,7 +123,16 @@ int run_serve(const command_context& ctx) {
     }
     generator = std::move(*e);
   }
-  auto opts = service_options(svc);
+  policy::chat_format format = policy::chat_format::leap;
+  switch (cfg.policy.chat_format) {
+    case config::chat_format_choice::auto_detect:
+    case config::chat_format_choice::leap: break;
+    case config::chat_format_choice::chatml: format = policy::chat_format::chatml; break;
+    case config::chat_format_choice::llama3: format = policy::chat_format::llama3; break;
+  }
+  if (generator)
+    format = generator->chat_format();
+  auto opts = service_options(svc, format);
   opts.metrics = metrics;
   auto service = actors::spawn_env_service(sys, opts, svc.tasks, pools->compilers, pools->executors);
 
@@ -130,7 +142,9 @@ int run_serve(const command_context& ctx) {
   bo.request_timeout = ms(cfg.serve.request_timeout_seconds);
   bo.backend = env::to_string(svc.backend);
   bo.version = build_info::version;
-  bo.first_prompt = [](const env::task_spec& t) { return policy::render_prompt(view_of(t), {}); };
+  bo.first_prompt = [format](const env::task_spec& t) {
+    return policy::render_prompt(view_of(t), {}, format);
+  };
   bo.draining = [&draining] { return draining.load(); };
   if (generator) {
     auto* g = generator.get();

@@ -15,6 +15,7 @@
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/report/html_report.hpp"
 #include "runtime/pipeline/options.hpp"
+#include "runtime/pipeline/policy_io.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -370,9 +371,14 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   d.gatekeeper = gatekeeper_options_of(cfg, tc.mode, tc.dcp);
   d.gatekeeper.backend = svc.backend;
   d.gatekeeper.max_seq_len = static_cast<int>(pol->model->config().max_seq_len);
-  d.gatekeeper.eos_id = pol->tok->token_id(policy::special::eos);
+  auto format = chat_format_for(cfg.policy.chat_format, start_checkpoint, *pol->tok);
+  if (!format) {
+    std::fprintf(stderr, "leap train: %s\n", format.message().c_str());
+    return exit_failed;
+  }
+  d.gatekeeper.eos_id = pol->tok->token_id(policy::end_of_turn(*format));
   d.gatekeeper.generators = pol->engine->workers();
-  d.gatekeeper.codec = policy_codec(pol->tok, svc.tasks);
+  d.gatekeeper.codec = policy_codec(pol->tok, svc.tasks, *format);
   d.compilers = compiler_pool_of(cfg);
   d.executors = executor_pool_of(cfg);
   d.engine = pol->engine;

@@ -80,6 +80,10 @@ struct cuda_section {
 
 // The whole configuration. The member initialisers above are the defaults (the registry reads
 // them, so docs and default.toml cannot drift from the code).
+// How prompts and chats are written for the model (policy/prompt.hpp's chat_format), or auto:
+// the format of the checkpoint's tokenizer_config.json chat_template, leap when it has none.
+enum class chat_format_choice { auto_detect, leap, chatml, llama3 };
+
 // The policy model (a Llama-style decoder) and its tokenizer.
 struct policy_section {
   int vocab_size = 2048;     // target size of the BPE vocabulary trained on the corpus
@@ -91,6 +95,7 @@ struct policy_section {
   int max_seq_len = 2048;
   double rope_theta = 10000.0;
   bool tie_embeddings = true;
+  chat_format_choice chat_format = chat_format_choice::auto_detect;
 };
 
 // Supervised warm start on the generated corpus (`leap pretrain`).

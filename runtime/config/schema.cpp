@@ -144,6 +144,16 @@ void register_policy(registry& r) {
   s.key("rope_theta", &policy_section::rope_theta, "Rotary embedding base.").greater_than(0);
   s.key("tie_embeddings", &policy_section::tie_embeddings,
         "Share the token embedding with the output head.");
+  s.key_enum("chat_format", &policy_section::chat_format,
+             {{"auto", chat_format_choice::auto_detect},
+              {"leap", chat_format_choice::leap},
+              {"chatml", chat_format_choice::chatml},
+              {"llama3", chat_format_choice::llama3}},
+             "How task prompts, feedback turns and served chats are written for the model: leap "
+             "(<|user|>/<|assistant|> markers of leap's own tokenizer), chatml (<|im_start|>role, "
+             "Qwen2/Qwen3), llama3 (<|start_header_id|>role<|end_header_id|>, Llama 3); auto = "
+             "the format of the checkpoint's tokenizer_config.json chat_template, leap when it "
+             "has none. The tokenizer must have the format's marker tokens.");
 }
 
 void register_sft(registry& r) {

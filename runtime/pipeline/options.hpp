@@ -10,6 +10,7 @@
 #include "actors/trainer.hpp"
 #include "algo/advantages.hpp"
 #include "policy/policy_model.hpp"
+#include "policy/prompt.hpp"
 #include "runtime/config/config.hpp"
 
 #include <memory>
@@ -41,8 +42,9 @@ actors::pool_options executor_pool_of(const config::leap_config& cfg);
 // [learner] as the policy's optimiser takes it.
 policy::rl_options rl_options_of(const config::leap_config& cfg);
 
-// encode / decode through the policy's prompt template and tokenizer.
+// encode / decode through the policy's prompt template (in `format`) and tokenizer.
 actors::prompt_codec policy_codec(std::shared_ptr<const policy::tokenizer> tok,
-                                  std::shared_ptr<const actors::task_catalog> tasks);
+                                  std::shared_ptr<const actors::task_catalog> tasks,
+                                  policy::chat_format format = policy::chat_format::leap);
 
 } // namespace leap::runtime

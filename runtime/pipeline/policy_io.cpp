@@ -2,6 +2,7 @@
 
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "policy/hf_files.hpp"
 #include "policy/special_tokens.hpp"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,43 @@ namespace leap::runtime {
 
 policy::task_view view_of(const env::task_spec& t) {
   return {t.name, t.description, t.signature, t.allowed_libraries};
+}
+
+result<policy::chat_format> chat_format_for(config::chat_format_choice choice, const std::string& dir,
+                                            const policy::tokenizer& tok) {
+  policy::chat_format f = policy::chat_format::leap;
+  switch (choice) {
+    case config::chat_format_choice::leap: f = policy::chat_format::leap; break;
+    case config::chat_format_choice::chatml: f = policy::chat_format::chatml; break;
+    case config::chat_format_choice::llama3: f = policy::chat_format::llama3; break;
+    case config::chat_format_choice::auto_detect: {
+      auto tc = policy::load_tokenizer_config(dir);
+      if (!tc)
+        return tc.err();
+      if (tc->chat_template.empty())
+        break;
+      auto detected = policy::chat_format_of_template(tc->chat_template);
+      if (!detected)
+        return make_error(dir + "/tokenizer_config.json: its chat_template is none of the formats "
+                          "leap writes (leap, chatml, llama3); set policy.chat_format to the one "
+                          "the model was trained on");
+      f = *detected;
+      break;
+    }
+  }
+  std::vector<std::string> markers;
+  switch (f) {
+    case policy::chat_format::leap: break;  // leap's trainer always adds them (special_tokens.hpp)
+    case policy::chat_format::chatml: markers = {"<|im_start|>", "<|im_end|>"}; break;
+    case policy::chat_format::llama3:
+      markers = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+      break;
+  }
+  for (const auto& m : markers)
+    if (tok.token_id(m) < 0)
+      return make_error(std::string("policy.chat_format = ") + policy::chat_format_name(f) + ": the tokenizer of "
+                        + dir + " has no special token " + m);
+  return f;
 }
 
 result<std::vector<sft_text>> load_sft_texts(const std::string& path,

@@ -5,6 +5,7 @@
 
 #include "common/result.hpp"
 #include "env/task.hpp"
+#include "runtime/config/config.hpp"
 #include "policy/prompt.hpp"
 #include "policy/tokenizer.hpp"
 
@@ -14,6 +15,13 @@
 namespace leap::runtime {
 
 policy::task_view view_of(const env::task_spec& t);
+
+// policy.chat_format for the checkpoint in `dir`: the configured format, or with auto the one its
+// tokenizer_config.json chat_template writes (leap without a tokenizer_config.json or template;
+// an error for a template of another format). chatml and llama3 are checked against `tok`: each
+// marker token of the format must be one token of it, else an error naming the token.
+result<policy::chat_format> chat_format_for(config::chat_format_choice choice, const std::string& dir,
+                                            const policy::tokenizer& tok);
 
 // One supervised pair in text form, before tokenization.
 struct sft_text {

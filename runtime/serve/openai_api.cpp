@@ -264,7 +264,7 @@ parsed_request parse_completion(const std::string& body) {
   return {r, {}};
 }
 
-parsed_request parse_chat(const std::string& body) {
+parsed_request parse_chat(const std::string& body, policy::chat_format format) {
   json j;
   if (auto e = parse_object(body, j))
     return fail(*e);
@@ -302,7 +302,7 @@ parsed_request parse_chat(const std::string& body) {
     }
     msgs.push_back({role, content});
   }
-  r.prompts.push_back(policy::render_chat(msgs));
+  r.prompts.push_back(policy::render_chat(msgs, format));
   if (given(j, "logprobs")) {
     if (!j["logprobs"].is_boolean())
       return fail(bad("logprobs", "field logprobs: expected a boolean"));

@@ -61,7 +61,8 @@ inline constexpr int max_stop = 4;
 std::uint64_t row_seed(std::uint64_t seed, std::uint64_t index);
 
 parsed_request parse_completion(const std::string& body);
-parsed_request parse_chat(const std::string& body);
+// Chat messages are written in `format` (policy::render_chat).
+parsed_request parse_chat(const std::string& body, policy::chat_format format = policy::chat_format::leap);
 
 // {"error":{"message","type","param","code"}}
 std::string error_body(const api_error& e);

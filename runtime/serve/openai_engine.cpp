@@ -4,6 +4,7 @@
 #include "policy/checkpoint_verify.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/tokenizer.hpp"
+#include "runtime/pipeline/policy_io.hpp"
 #include "runtime/serve/openai_api.hpp"
 
 #include <algorithm>
@@ -61,7 +62,8 @@ struct openai_engine::impl {
   std::shared_ptr<const policy::tokenizer> tok;
   std::unique_ptr<policy::policy_model> model;
   std::int64_t max_seq_len = 0;
-  int eos_id = -1;
+  policy::chat_format format = policy::chat_format::leap;
+  int turn_end_id = -1;  // the format's end-of-turn token: a stop token of chat requests
 
   struct pending {
     openai::completion_request req;
@@ -159,9 +161,11 @@ struct openai_engine::impl {
     return out;
   }
 
-  // The bytes token `t` adds to an answer's text: none for the eos token.
-  std::string piece_of(int t) const {
-    return t == eos_id ? std::string() : std::string(tok->token_bytes(t));
+  // The bytes token `t` adds to an answer's text: none for an eos token (any of the model's eos
+  // ids) nor, in a chat answer, for the format's end-of-turn token (a stop token there).
+  std::string piece_of(int t, bool chat) const {
+    const bool ends = model->config().is_eos(t) || (chat && t == turn_end_id);
+    return ends ? std::string() : std::string(tok->token_bytes(t));
   }
 
   // The alternatives the sampler gives (token ids) as top_logprobs shows them (their bytes; a
@@ -173,14 +177,15 @@ struct openai_engine::impl {
     return a;
   }
 
-  // The text and per-token pieces of a sample: the eos token adds nothing; the text ends before
+  // The text and per-token pieces of a sample: piece_of; the text ends before
   // the first stop string.
-  openai::choice choice_of(const policy::sampled& s, const std::vector<std::string>& stops) const {
+  openai::choice choice_of(const policy::sampled& s, const std::vector<std::string>& stops,
+                           bool chat) const {
     openai::choice c;
     c.tokens = s.tokens;
     for (std::size_t k = 0; k < s.tokens.size(); ++k) {
       const int t = s.tokens[k];
-      c.pieces.push_back(piece_of(t));
+      c.pieces.push_back(piece_of(t, chat));
       c.logprobs.push_back(k < s.logprobs.size() ? s.logprobs[k] : 0.0f);
       if (k < s.top_logprobs.size())
         c.top.push_back(alternatives_of(s.top_logprobs[k]));
@@ -221,6 +226,8 @@ struct openai_engine::impl {
       if (p->req.logprobs)
         gs.top_logprobs = std::max(gs.top_logprobs, p->req.top_logprobs);
     gs.stop_strings = first.stop;
+    if (first.chat && turn_end_id >= 0)
+      gs.stop_ids.push_back(turn_end_id);
     auto t = tok;
     if (!gs.stop_strings.empty())
       gs.decode = [t](const std::vector<int>& ids) { return t->decode(ids); };
@@ -261,13 +268,13 @@ struct openai_engine::impl {
       }
     }
     if (std::any_of(streams.begin(), streams.end(), [](const live& l) { return l.out != nullptr; }))
-      gs.on_token = [this, &streams, &row_owner](std::size_t row, int t, float lp,
-                                                 const std::vector<std::pair<int, float>>& top) {
+      gs.on_token = [this, &b, &streams, &row_owner](std::size_t row, int t, float lp,
+                                                     const std::vector<std::pair<int, float>>& top) {
         const auto [it, c] = row_owner[row];
         auto& l = streams[it];
         if (!l.out)
           return;
-        auto events = l.enc->token(c, t, piece_of(t), lp, alternatives_of(top));
+        auto events = l.enc->token(c, t, piece_of(t, b.items[it]->req.chat), lp, alternatives_of(top));
         if (!events.empty())
           l.out->write(std::move(events));
       };
@@ -300,7 +307,7 @@ struct openai_engine::impl {
       if (p->req.return_token_ids)
         u.prompt_ids = p->prompts;
       for (std::size_t k = 0; k < rows; ++k) {
-        choices.push_back(choice_of((*r)[at + k], p->req.stop));
+        choices.push_back(choice_of((*r)[at + k], p->req.stop, p->req.chat));
         u.completion_tokens += static_cast<long long>((*r)[at + k].tokens.size());
       }
       at += rows;
@@ -361,13 +368,17 @@ result<std::unique_ptr<openai_engine>> openai_engine::create(openai_engine_optio
   auto model = policy::policy_model::load(dir);
   if (!model)
     return make_error("--checkpoint " + dir + ": " + model.message());
-  std::unique_ptr<openai_engine> e(new openai_engine());
+  auto e = std::make_unique<openai_engine>(passkey<openai_engine>());
   e->impl_ = std::make_unique<impl>();
   auto& i = *e->impl_;
   i.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
   i.model = std::make_unique<policy::policy_model>(std::move(*model));
   i.max_seq_len = i.model->config().max_seq_len;
-  i.eos_id = static_cast<int>(i.model->config().eos_id);
+  auto format = runtime::chat_format_for(opts.chat_format, dir, *i.tok);
+  if (!format)
+    return make_error("--checkpoint " + dir + ": " + format.message());
+  i.format = *format;
+  i.turn_end_id = i.tok->token_id(policy::end_of_turn(i.format));
   i.model_name = opts.model_name;
   if (i.model_name.empty()) {
     auto p = std::filesystem::path(dir);
@@ -381,6 +392,8 @@ result<std::unique_ptr<openai_engine>> openai_engine::create(openai_engine_optio
   i.thread = std::thread([p = &i] { p->run(); });
   return e;
 }
+
+openai_engine::openai_engine(passkey<openai_engine>) {}
 
 openai_engine::~openai_engine() {
   std::deque<impl::pending> left;
@@ -398,6 +411,8 @@ openai_engine::~openai_engine() {
 
 const std::string& openai_engine::model_name() const { return impl_->model_name; }
 
+policy::chat_format openai_engine::chat_format() const { return impl_->format; }
+
 void openai_engine::handle(const http_request& req, respond_fn respond) {
   auto path = req.target.substr(0, req.target.find('?'));
   while (path.size() > 1 && path.back() == '/')
@@ -410,7 +425,7 @@ void openai_engine::handle(const http_request& req, respond_fn respond) {
   }
   const bool chat = path == "/v1/chat/completions";
   const std::string route = chat ? "chat_completions" : "completions";
-  auto parsed = chat ? openai::parse_chat(req.body) : openai::parse_completion(req.body);
+  auto parsed = chat ? openai::parse_chat(req.body, impl_->format) : openai::parse_completion(req.body);
   if (!parsed.request)
     return respond(error_response(parsed.error, route));
   if (impl_->opts.metrics)

@@ -11,7 +11,10 @@
 // sampled (openai::stream_encoder). The I/O threads never wait on it.
 #pragma once
 
+#include "common/passkey.hpp"
 #include "common/result.hpp"
+#include "policy/prompt.hpp"
+#include "runtime/config/config.hpp"
 #include "runtime/serve/http_server.hpp"
 
 #include <cstdint>
@@ -30,6 +33,8 @@ struct openai_engine_options {
   int max_batch_rows = 64;        // rows (prompts x n) decoded together at most
   int default_max_tokens = 256;   // chat requests without max_tokens
   std::shared_ptr<prom::registry> metrics; // may be null
+  // How chat messages are written (policy.chat_format; auto: the checkpoint's chat_template).
+  config::chat_format_choice chat_format = config::chat_format_choice::auto_detect;
 };
 
 // Declares leap_generate_* (requests, batches, rows, tokens).
@@ -37,7 +42,9 @@ void declare_openai_metrics(prom::registry& m);
 
 class openai_engine {
 public:
-  // Loads the checkpoint (config.json, model.safetensors, tokenizer.json) and starts the thread.
+  // Loads the checkpoint (config.json, model.safetensors or a sharded index, tokenizer.json,
+  // generation_config.json / tokenizer_config.json when present), resolves the chat format, and
+  // starts the thread. Chat requests also stop on the format's end-of-turn token.
   static result<std::unique_ptr<openai_engine>> create(openai_engine_options opts);
   ~openai_engine(); // queued requests are answered 503; the running batch finishes first
 
@@ -45,11 +52,12 @@ public:
   // route and the method). Any thread; never blocks.
   void handle(const http_request& req, respond_fn respond);
   const std::string& model_name() const;
+  policy::chat_format chat_format() const;  // as resolved from policy.chat_format
 
   struct impl;
+  explicit openai_engine(passkey<openai_engine>); // create() only
 
 private:
-  openai_engine() = default;
   std::unique_ptr<impl> impl_;
 };
 

@@ -16,3 +16,11 @@ target_link_libraries(test_policy_tokenizer_conformance PRIVATE leap_text GTest:
 target_compile_definitions(test_policy_tokenizer_conformance PRIVATE
   LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_tokenizer_conformance PROPERTIES TIMEOUT 120)
+
+# Chat formats (leap, chatml, llama3) against the real Llama-3 and Qwen3 chat templates rendered
+# by @lenml/tokenizers / @huggingface/jinja (node + npm packages; those parts skipped without them).
+add_executable(test_policy_chat_template ${CMAKE_CURRENT_SOURCE_DIR}/chat_template_test.cpp)
+target_link_libraries(test_policy_chat_template PRIVATE leap_text GTest::gtest_main
+  nlohmann_json::nlohmann_json)
+target_compile_definitions(test_policy_chat_template PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+gtest_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120)

@@ -47,6 +47,18 @@ TEST(OpenAIApi, RequestsAreParsed) {
   EXPECT_EQ(chat.request->prompts.at(0), "<|bos|><|user|>S\n\nU<|assistant|>");
   EXPECT_TRUE(chat.request->logprobs);
   EXPECT_EQ(chat.request->max_tokens, 0); // the server's default
+  // The chat format of the served checkpoint (policy.chat_format): a developer message is system.
+  const std::string two = R"({"model":"m","messages":[{"role":"developer","content":"S"},)"
+                          R"({"role":"user","content":" U "}]})";
+  auto chatml = openai::parse_chat(two, leap::policy::chat_format::chatml);
+  ASSERT_TRUE(chatml.request) << chatml.error.message;
+  EXPECT_EQ(chatml.request->prompts.at(0),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n U <|im_end|>\n<|im_start|>assistant\n");
+  auto llama3 = openai::parse_chat(two, leap::policy::chat_format::llama3);
+  ASSERT_TRUE(llama3.request) << llama3.error.message;
+  EXPECT_EQ(llama3.request->prompts.at(0),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
 
   auto many = openai::parse_completion(R"({"model":"m","prompt":["a","b","c"],"n":30})");
   ASSERT_FALSE(many.request);

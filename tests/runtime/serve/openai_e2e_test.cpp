@@ -10,6 +10,8 @@
 //    in-process eval samples (every turn, Acc@k, tokens); an unreachable server drops the
 //    attempts instead of hanging; `leap bench` samples from the server; `leap train` refuses
 //    generation.source = "openai";
+//  - a Hugging Face style checkpoint (tokenizer_config.json, generation_config.json): chats in
+//    its ChatML format, sampling ends on every eos id;
 //  - the official `openai` npm client (tests/runtime/serve/openai/client_test.js: chat,
 //    completions, streaming, n > 1, logprobs), skipped when node or the pinned package is
 //    missing (scripts/install-test-deps.sh installs them; `make test` runs it).
@@ -539,4 +541,77 @@ TEST(OpenAISource, LeapTrainRefusesItNamingWhy) {
     << train.err();
   EXPECT_FALSE(fs::exists(dir + "/run/metrics.jsonl"));
   fs::remove_all(dir);
+}
+
+// A Hugging Face style checkpoint (tokenizer_config.json with a ChatML chat_template and its
+// eos_token, generation_config.json with three eos ids): policy.chat_format = auto writes chat
+// requests in ChatML, and sampling ends on any eos id (config.json has only <|endoftext|>;
+// <|eom|> is one only through generation_config.json, <|im_end|> also as the end of turn).
+TEST(OpenAIServeHf, ChatmlCheckpointRendersChatmlAndStopsOnEveryEosId) {
+  const std::string root = temp_dir("hf");
+  auto tok = policy::tokenizer::from_merges({}, {"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|eom|>"});
+  ASSERT_TRUE(tok.ok()) << tok.message();
+  ASSERT_TRUE(tok->save(root + "/tokenizer-src.json").ok());
+  const int end_text = tok->token_id("<|endoftext|>"), im_start = tok->token_id("<|im_start|>"),
+            im_end = tok->token_id("<|im_end|>"), eom = tok->token_id("<|eom|>");
+  policy::model_config cfg;
+  cfg.vocab_size = tok->vocab_size();
+  cfg.d_model = 32;
+  cfg.n_layers = 1;
+  cfg.n_heads = 2;
+  cfg.n_kv_heads = 1;
+  cfg.d_ff = 64;
+  cfg.max_seq_len = 512;
+  cfg.eos_id = end_text;
+  auto m = policy::policy_model::create(cfg, 11);
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::string dir = root + "/hf-policy";
+  ASSERT_TRUE(m->save(dir, root + "/tokenizer-src.json", 0).ok());
+  json added = json::object();
+  for (int id : {end_text, im_start, im_end, eom})
+    added[std::to_string(id)] = {{"content", std::string(tok->token_bytes(id))}, {"special", true}};
+  json tc = {{"added_tokens_decoder", added},
+             {"eos_token", "<|im_end|>"},
+             {"pad_token", "<|endoftext|>"},
+             {"chat_template", "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+                               "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
+                               "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"}};
+  ASSERT_TRUE(write_file_atomic(dir + "/tokenizer_config.json", tc.dump()).ok());
+  ASSERT_TRUE(write_file_atomic(dir + "/generation_config.json",
+                                json{{"eos_token_id", {im_end, end_text, eom}}}.dump()).ok());
+
+  {
+    server srv;
+    ASSERT_TRUE(srv.start("hf-serve", dir)) << srv.proc->err();
+    int status = 0;
+    auto chat = post(srv.port, "/v1/chat/completions",
+                     {{"model", "x"},
+                      {"messages", {{{"role", "system"}, {"content", "ab"}}, {{"role", "user"}, {"content", "cd"}}}},
+                      {"max_tokens", 40},
+                      {"n", 16},
+                      {"seed", 4},
+                      {"return_token_ids", true}},
+                     &status);
+    ASSERT_EQ(status, 200) << chat;
+    EXPECT_EQ(chat["prompt_token_ids"][0].get<std::vector<int>>(),
+              tok->encode("<|im_start|>system\nab<|im_end|>\n<|im_start|>user\ncd<|im_end|>\n<|im_start|>assistant\n",
+                          true));
+    int stopped = 0;
+    for (const auto& ch : chat["choices"]) {
+      auto ids = ch["token_ids"].get<std::vector<int>>();
+      ASSERT_FALSE(ids.empty()) << ch;
+      for (std::size_t k = 0; k + 1 < ids.size(); ++k)
+        EXPECT_TRUE(ids[k] != im_end && ids[k] != end_text && ids[k] != eom)
+          << "sampling went on after eos id " << ids[k] << ": " << ch;
+      const bool eos = ids.back() == im_end || ids.back() == end_text || ids.back() == eom;
+      EXPECT_EQ(ch["finish_reason"], eos ? "stop" : "length") << ch;
+      stopped += eos;
+      const auto text = ch["message"]["content"].get<std::string>();
+      EXPECT_EQ(text.find("<|im_end|>"), std::string::npos) << ch;
+      EXPECT_EQ(text.find("<|endoftext|>"), std::string::npos) << ch;
+    }
+    std::printf("%d of 16 chat samples ended on an eos id\n", stopped);
+    EXPECT_GT(stopped, 0) << "no sample reached an eos id: the check above proved nothing";
+  }
+  fs::remove_all(root);
 }
