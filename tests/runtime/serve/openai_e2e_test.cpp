@@ -52,19 +52,26 @@ std::string temp_dir(const std::string& name) {
 }
 
 // A random-weight policy over a byte-level tokenizer with leap's special tokens.
-std::string make_checkpoint(const std::string& root) {
-  auto tok = policy::tokenizer::from_merges({}, policy::special::all());
-  EXPECT_TRUE(tok.ok()) << tok.message();
-  const std::string tok_path = root + "/tokenizer-src.json";
-  EXPECT_TRUE(tok->save(tok_path).ok());
+// A policy of random weights small enough to sample in milliseconds.
+policy::model_config tiny_config(std::int64_t vocab, std::int64_t max_seq_len) {
   policy::model_config cfg;
-  cfg.vocab_size = tok->vocab_size();
+  cfg.vocab_size = vocab;
   cfg.d_model = 32;
   cfg.n_layers = 1;
   cfg.n_heads = 2;
   cfg.n_kv_heads = 1;
   cfg.d_ff = 64;
-  cfg.max_seq_len = 2048; // room for a task's prompt (byte-level: one token per byte)
+  cfg.max_seq_len = max_seq_len;
+  return cfg;
+}
+
+std::string make_checkpoint(const std::string& root) {
+  auto tok = policy::tokenizer::from_merges({}, policy::special::all());
+  EXPECT_TRUE(tok.ok()) << tok.message();
+  const std::string tok_path = root + "/tokenizer-src.json";
+  EXPECT_TRUE(tok->save(tok_path).ok());
+  // Room for a task's prompt (byte-level: one token per byte).
+  auto cfg = tiny_config(tok->vocab_size(), 2048);
   cfg.bos_id = tok->token_id(policy::special::bos);
   cfg.eos_id = tok->token_id(policy::special::eos);
   cfg.pad_id = tok->token_id(policy::special::pad);
@@ -554,14 +561,7 @@ TEST(OpenAIServeHf, ChatmlCheckpointRendersChatmlAndStopsOnEveryEosId) {
   ASSERT_TRUE(tok->save(root + "/tokenizer-src.json").ok());
   const int end_text = tok->token_id("<|endoftext|>"), im_start = tok->token_id("<|im_start|>"),
             im_end = tok->token_id("<|im_end|>"), eom = tok->token_id("<|eom|>");
-  policy::model_config cfg;
-  cfg.vocab_size = tok->vocab_size();
-  cfg.d_model = 32;
-  cfg.n_layers = 1;
-  cfg.n_heads = 2;
-  cfg.n_kv_heads = 1;
-  cfg.d_ff = 64;
-  cfg.max_seq_len = 512;
+  auto cfg = tiny_config(tok->vocab_size(), 512);
   cfg.eos_id = end_text;
   auto m = policy::policy_model::create(cfg, 11);
   ASSERT_TRUE(m.ok()) << m.message();
