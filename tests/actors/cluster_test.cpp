@@ -2,7 +2,8 @@
 // each node's pools are supervised pools whose jobs finish on their own threads after a delay
 // and record where they ran. Credit bounds what a node holds, an execute goes to the node that
 // built its candidate, a lost node's jobs go elsewhere (its builds are made again where they
-// run), and a job lost with its node fails once it has used its retries.
+// run), a job lost with its node fails once it has used its retries, and jobs waiting at the
+// head go out in priority order.
 #include "actors/cluster.hpp"
 #include "actors/node.hpp"
 #include "actors/supervised_pool.hpp"
@@ -25,6 +26,7 @@ struct node_log {
   std::string name;
   std::mutex mtx;
   std::set<std::string> built;
+  std::vector<std::string> build_order; // sources in the order their builds finished
   std::vector<std::string> ran;
   int held = 0, max_held = 0;
 };
@@ -88,6 +90,7 @@ struct cluster_fixture : ::testing::Test {
       d, [log](const msg::compile_request& req) -> result<msg::compile_reply> {
         std::lock_guard<std::mutex> lk(log->mtx);
         log->built.insert(req.source);
+        log->build_order.push_back(req.source);
         msg::compile_reply r;
         r.id = req.id;
         r.status = env::build_status::ok;
@@ -203,6 +206,30 @@ TEST_F(cluster_fixture, CreditBoundsWhatANodeHoldsAndSpreadsTheJobs) {
     EXPECT_EQ(log->max_held, 1) << log->name << " held more than its credit";
     EXPECT_GE(log->built.size(), 1u) << log->name << " got no job";
   }
+}
+
+// Jobs wait at the head in the order of their priority (lower first, then arrival), as in a
+// local pool: the training pipeline's oldest groups go out first.
+TEST_F(cluster_fixture, JobsWaitingAtTheHeadGoOutInPriorityOrder) {
+  add_node("a", 100ms);
+  auto h = cluster();
+  ASSERT_TRUE(compile(h, 99, "warm_up").ok()); // the node is up: the next job starts at once
+  caf::scoped_actor self{*sys};
+  std::vector<decltype(self->request(h.compilers, 10s, msg::compile_atom_v, msg::compile_request{}))> hs;
+  std::uint64_t id = 1;
+  for (auto [src, priority] : std::vector<std::pair<std::string, std::uint64_t>>{
+         {"running", 7}, {"g5_first", 5}, {"g3_first", 3}, {"g5_second", 5}, {"reference", 0},
+         {"g3_second", 3}})
+    hs.push_back(self->request(h.compilers, 10s, msg::compile_atom_v,
+                               msg::compile_request{id++, "t", src, env::backend::cpu, false,
+                                                    priority}));
+  for (auto& r : hs)
+    r.receive([](msg::compile_reply&) {},
+              [&](caf::error& e) { ADD_FAILURE() << msg::error_text(e, *sys); });
+  std::lock_guard<std::mutex> lk(logs[0]->mtx);
+  EXPECT_EQ(logs[0]->build_order,
+            (std::vector<std::string>{"warm_up", "running", "reference", "g3_first", "g3_second",
+                                      "g5_first", "g5_second"}));
 }
 
 TEST_F(cluster_fixture, AnExecuteGoesToTheNodeThatBuiltIt) {
