@@ -5,6 +5,7 @@
 #include "actors/verdicts.hpp"
 #include "common/prometheus.hpp"
 #include "messages/error_text.hpp"
+#include "policy/code_edit.hpp"
 
 #include <caf/all.hpp>
 
@@ -312,6 +313,15 @@ struct service_state {
     auto& io = g.att[static_cast<std::size_t>(a)];
     io.tokens.push_back(s.tokens);
     io.verdicts.emplace_back();
+    if (!s.edit.empty()) { // SEARCH/REPLACE edits of the previous turn's code (code_edit.hpp)
+      const auto& turns = g.r.attempt(a).turns;
+      if (!turns.empty() && turns.back().has_code) {
+        auto applied = policy::apply_edits(turns.back().code, s.edit);
+        if (applied)
+          return g.r.sampled(a, std::move(*applied), s.tokens);
+        s.no_code_reason = applied.message() + " (an edit changes your previous answer's code)";
+      }
+    }
     if (s.has_code)
       return g.r.sampled(a, std::move(s.code), s.tokens);
     auto v = no_code_verdict(g.task->name, opts.backend, s.no_code_reason);

@@ -6,6 +6,7 @@
 #include "actors/stage_meter.hpp"
 #include "actors/verdicts.hpp"
 #include "messages/error_text.hpp"
+#include "policy/code_edit.hpp"
 #include "policy/code_extract.hpp"
 
 #include <caf/all.hpp>
@@ -17,6 +18,22 @@
 namespace leap::actors {
 
 namespace {
+
+// The code of a sampled answer: SEARCH/REPLACE edits apply to the attempt's previous code (a
+// later turn; policy/code_edit.hpp), anything else is extracted as a whole file.
+policy::extracted code_of(const std::string& text, const std::vector<algo::rollout_turn>& turns) {
+  if (!policy::has_edits(text) || turns.empty() || !turns.back().has_code)
+    return policy::extract_code(text);
+  policy::extracted ex;
+  auto applied = policy::apply_edits(turns.back().code, text);
+  if (applied) {
+    ex.ok = true;
+    ex.code = std::move(*applied);
+  } else {
+    ex.reason = applied.message() + " (an edit changes your previous answer's code)";
+  }
+  return ex;
+}
 
 using algo::attempt_phase;
 using algo::rollout_action;
@@ -210,7 +227,7 @@ struct gk_state {
       auto ids = s.tokens;
       if (!ids.empty() && ids.back() == opts.eos_id)
         ids.pop_back();
-      auto ex = policy::extract_code(opts.codec.decode(ids));
+      auto ex = code_of(opts.codec.decode(ids), g->r.attempt(a).turns);
       const auto tokens = static_cast<long long>(s.tokens.size());
       if (ex.ok) {
         append(acts, g->r.sampled(a, ex.code, tokens));

@@ -46,6 +46,9 @@ struct submission {
   std::string code;
   std::string no_code_reason; // has_code false: the extractor's reason
   std::int64_t tokens = 0;
+  // A completion of SEARCH/REPLACE edits (policy/code_edit.hpp), has_code false: the service
+  // applies it to the attempt's previous code, as the trainer's gatekeeper does.
+  std::string edit;
 };
 
 struct check_call {
@@ -130,7 +133,7 @@ inline detail::checked_enum<attempt_state> enum_field(attempt_state& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submission& x) {
   return f(caf::meta::type_name("leap_submission"), x.has_code, x.code, x.no_code_reason,
-           x.tokens);
+           x.tokens, x.edit);
 }
 
 template <class Inspector>

@@ -29,7 +29,7 @@ std::string task_text(const task_view& t) {
 std::string feedback_text(const task_view& t, const std::string& feedback) {
   std::string s = "Your code failed:\n";
   s += std::string(trim(feedback)) + "\n";
-  s += "Fix it. Answer with one ```cuda code block.\n";
+  s += "Fix it. Answer with one ```cuda code block, or with ```edit SEARCH/REPLACE blocks of your code.\n";
   return s + signature_text(t);
 }
 

@@ -17,7 +17,8 @@ add_library(leap_text STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/bpe_trainer.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/prompt.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/hf_files.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/code_extract.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/code_extract.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/code_edit.cpp)
 target_include_directories(leap_text PUBLIC ${CMAKE_SOURCE_DIR})
 target_include_directories(leap_text PRIVATE ${UTF8PROC_INCLUDE_DIR})
 target_link_libraries(leap_text PUBLIC leap_common nlohmann_json::nlohmann_json

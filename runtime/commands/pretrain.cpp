@@ -75,7 +75,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
       std::fprintf(stderr, "corpus: %zu targets, %zu repair dialogues (%zu labels cached) in %.1f s\n",
                    c->targets, c->repairs, c->label_cache_hits, c->seconds);
   }
-  auto texts = load_sft_texts(co.out_dir + "/corpus.jsonl", *svc.tasks);
+  auto texts = load_sft_texts(co.out_dir + "/corpus.jsonl", *svc.tasks, cfg.sft.repair_target);
   if (!texts)
     return texts.err();
   // 2. The tokenizer, trained on exactly the text the model will see.

@@ -99,6 +99,10 @@ struct policy_section {
 };
 
 // Supervised warm start on the generated corpus (`leap pretrain`).
+// How a repair dialogue's target is written: the whole fixed file, or SEARCH/REPLACE edits of
+// the buggy one (policy/code_edit.hpp).
+enum class repair_format { full, edit };
+
 struct sft_section {
   double minutes = 10.0;     // wall-clock budget of the optimisation
   int max_steps = 0;         // 0 = as many as the budget allows
@@ -115,6 +119,7 @@ struct sft_section {
                                         "missing_sync",    "wrong_reduction", "uninit_output",
                                         "typo_semicolon",  "typo_identifier", "typo_type"};
   double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
+  repair_format repair_target = repair_format::full;
   double alt_solution_weight = 1.0; // weight factor of examples whose target is not the task's first solution
   std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
 };

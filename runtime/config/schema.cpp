@@ -190,6 +190,12 @@ void register_sft(registry& r) {
       .one_of({"off_by_one", "missing_bounds", "wrong_index", "missing_sync", "wrong_reduction",
                "uninit_output", "typo_semicolon", "typo_identifier", "typo_type", "swapped_name",
                "sampling_noise"});
+  s.key_enum("repair_format", &sft_section::repair_target,
+             {{"full", repair_format::full}, {"edit", repair_format::edit}},
+             "How a repair dialogue's answer is written: full = the whole fixed file in a ```cuda "
+             "block; edit = ```edit SEARCH/REPLACE blocks that change only the lines the fix "
+             "changes. Sampled answers may take either form in any case (the environment applies "
+             "an edit to the attempt's previous code).");
   s.key("repair_weight", &sft_section::repair_weight,
         "Sampling weight of a repair dialogue relative to a turn-1 example.")
       .at_least(0);

@@ -3,6 +3,7 @@
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "policy/hf_files.hpp"
+#include "policy/code_edit.hpp"
 #include "policy/special_tokens.hpp"
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,8 @@ result<policy::chat_format> chat_format_for(config::chat_format_choice choice, c
 }
 
 result<std::vector<sft_text>> load_sft_texts(const std::string& path,
-                                             const std::map<std::string, env::task_spec>& tasks) {
+                                             const std::map<std::string, env::task_spec>& tasks,
+                                             config::repair_format repairs) {
   auto text = read_file(path);
   if (!text)
     return text.err();
@@ -92,7 +94,10 @@ result<std::vector<sft_text>> load_sft_texts(const std::string& path,
       auto fixed = rank[task].find(j.value("fixed_variant", ""));
       int alt = fixed == rank[task].end() ? 1 : fixed->second;
       out.push_back({task, policy::render_prompt(view, {prev}),
-                     policy::render_completion(j.value("fixed_code", "")), true, alt});
+                     repairs == config::repair_format::edit
+                       ? policy::render_edit(prev.code, j.value("fixed_code", ""))
+                       : policy::render_completion(j.value("fixed_code", "")),
+                     true, alt});
     }
   }
   if (out.empty())

@@ -27,15 +27,17 @@ result<policy::chat_format> chat_format_for(config::chat_format_choice choice, c
 struct sft_text {
   std::string task;
   std::string prompt;      // render_prompt(...), ends with the assistant marker
-  std::string completion;  // render_completion(code); the eos id is appended after encoding
+  std::string completion;  // render_completion(code), or a repair's render_edit; eos appended later
   bool repair = false;
   int alternative = 0;     // rank of the target code among the task's correct solutions (0 = first)
 };
 
 // Reads corpus.jsonl: every target solution becomes a turn-1 pair, every repair dialogue a
-// turn-2 pair (buggy code + its real feedback -> the fixed code).
-result<std::vector<sft_text>> load_sft_texts(const std::string& corpus_jsonl,
-                                             const std::map<std::string, env::task_spec>& tasks);
+// turn-2 pair (buggy code + its real feedback -> the fixed code, whole or as edits of the buggy
+// code: sft.repair_format).
+result<std::vector<sft_text>> load_sft_texts(
+  const std::string& corpus_jsonl, const std::map<std::string, env::task_spec>& tasks,
+  config::repair_format repairs = config::repair_format::full);
 
 // Encodes prompt + completion + eos.
 struct encoded_pair {

@@ -1,6 +1,7 @@
 #include "runtime/serve/api.hpp"
 
 #include "common/json_text.hpp"
+#include "policy/code_edit.hpp"
 #include "policy/code_extract.hpp"
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,11 @@ msg::submission submission_of(const std::string& text, bool is_completion, long 
   if (!is_completion) {
     s.has_code = true;
     s.code = text;
+    return s;
+  }
+  if (policy::has_edits(text)) { // applied to the attempt's previous code by the service
+    s.edit = text;
+    s.no_code_reason = "an edit answer needs a previous turn's code to change";
     return s;
   }
   auto ex = policy::extract_code(text);

@@ -11,6 +11,8 @@
 #include "actors/group_scoring.hpp"
 #include "tests/actors/real_pools_fixture.hpp"
 
+#include "policy/code_edit.hpp"
+
 #include <thread>
 
 using namespace leap;
@@ -221,4 +223,43 @@ TEST_F(service_fixture, AnIdleGroupExpires) {
         [](caf::error&) {});
   }
   EXPECT_EQ(ask<msg::group_answer>(msg::view_atom_v, g.g.id).status, msg::serve_status::not_found);
+}
+
+// A later turn submitted as SEARCH/REPLACE edits (a completion the HTTP layer found edits in) is
+// applied to the attempt's previous code, as the trainer's gatekeeper does; one that does not
+// apply, or a check (no previous turn), is the answer's fault.
+TEST_F(service_fixture, AnEditTurnIsAppliedToTheAttemptsPreviousCode) {
+  start(2);
+  actors::env_service_options o;
+  o.rollout.max_turns = 3;
+  serve(o);
+  auto bad = candidate("compile_error.cu");
+  auto good = candidate("grid_stride.cu");
+  auto g = ask<msg::group_answer>(msg::group_atom_v,
+                                  msg::group_call{"vector_add", {code(bad), code(bad)}});
+  ASSERT_EQ(g.status, msg::serve_status::ok) << g.message;
+  auto edit_of = [](const std::string& text) {
+    msg::submission s;
+    s.edit = text;
+    s.no_code_reason = "an edit answer needs a previous turn's code to change";
+    s.tokens = static_cast<std::int64_t>(text.size());
+    return s;
+  };
+  auto fixed = ask<msg::group_answer>(
+    msg::turn_atom_v, msg::turn_call{g.g.id, 0, 2, edit_of(policy::render_edit(bad, good))});
+  ASSERT_EQ(fixed.status, msg::serve_status::ok) << fixed.message;
+  ASSERT_EQ(fixed.g.attempts[0].turns.size(), 2u);
+  EXPECT_EQ(fixed.g.attempts[0].turns[1].v.st, env::status::correct);
+  auto miss = ask<msg::group_answer>(
+    msg::turn_atom_v,
+    msg::turn_call{g.g.id, 1, 2,
+                   edit_of("<<<<<<< SEARCH\nint no_such_line;\n=======\nint x;\n>>>>>>> REPLACE\n")});
+  ASSERT_EQ(miss.status, msg::serve_status::ok) << miss.message;
+  const auto& v = miss.g.attempts[1].turns[1].v;
+  EXPECT_EQ(v.st, env::status::rejected);
+  EXPECT_NE(v.feedback.find("edit block 1"), std::string::npos) << v.feedback;
+  auto check = ask<msg::check_answer>(msg::check_atom_v,
+                                      msg::check_call{"vector_add", edit_of(policy::render_edit(bad, good))});
+  EXPECT_EQ(check.v.st, env::status::rejected);
+  EXPECT_NE(check.v.feedback.find("previous turn"), std::string::npos) << check.v.feedback;
 }

@@ -3,8 +3,12 @@
 // with fixed kernels, so the verdicts are known in advance):
 //  - with train.cancel_pruned_turn1, a pruned group cancels its stragglers at once: a compile
 //    still queued never runs; by default they keep their verdicts;
-//  - the early DCP decision starts turn 2 before the group's last turn-1 verdict is in.
+//  - the early DCP decision starts turn 2 before the group's last turn-1 verdict is in;
+//  - a later turn answered with SEARCH/REPLACE edits is built from the previous turn's code with
+//    the edits applied, and an edit that does not apply is the answer's fault (rejected).
 #include "tests/actors/real_pools_fixture.hpp"
+
+#include "policy/code_edit.hpp"
 
 using namespace leap;
 using namespace leap::test;
@@ -105,4 +109,32 @@ TEST_F(gatekeeper_fixture, PrunedGroupKeepsItsTurnOneStragglersByDefault) {
     EXPECT_EQ(r.trajectories[static_cast<std::size_t>(i)].turns.size(), 1u);
   }
   EXPECT_EQ(r.compiles_later_turns, 0u);
+}
+
+TEST_F(gatekeeper_fixture, AnEditAnswerIsAppliedToThePreviousTurnsCode) {
+  start(2);
+  auto bad = candidate("compile_error.cu");
+  auto good = candidate("grid_stride.cu");
+  prewarm({{bad, false}, {good, false}, {svc->tasks->at("vector_add").reference_source, true}});
+  auto sc = std::make_shared<script>();
+  sc->turn1 = {bad, bad, good, good};
+  sc->later = "The fix:\n" + policy::render_edit(bad, good) + "\n";
+  sc->later_raw = true;
+  auto r = run_group(sc, 4, 2);
+  ASSERT_EQ(r.trajectories.size(), 4u);
+  for (int i : {0, 1}) {
+    const auto& t = r.trajectories[static_cast<std::size_t>(i)];
+    EXPECT_EQ(t.solved_turn, 2) << i;
+    ASSERT_EQ(t.turns.size(), 2u);
+    EXPECT_EQ(t.turns[0].status, env::status::compile_error);
+    EXPECT_EQ(t.turns[1].status, env::status::correct);
+  }
+  // An edit whose SEARCH lines are not in the code: rejected, with the reason as feedback.
+  sc->later = "```edit\n<<<<<<< SEARCH\nint no_such_line;\n=======\nint x;\n>>>>>>> REPLACE\n```";
+  auto miss = run_group(sc, 4, 2);
+  ASSERT_EQ(miss.trajectories.size(), 4u);
+  const auto& t = miss.trajectories[0];
+  ASSERT_EQ(t.turns.size(), 2u);
+  EXPECT_EQ(t.turns[1].status, env::status::rejected);
+  EXPECT_EQ(t.turns[1].reason, "no_code");
 }

@@ -37,6 +37,7 @@ inline std::vector<int> bytes_of(const std::string& s) {
 struct script {
   std::vector<std::string> turn1; // one completion per attempt, in order
   std::string later;              // every later-turn completion
+  bool later_raw = false;         // `later` as is (e.g. an edit answer), not in a ```cuda block
 };
 
 inline msg::generator_pool_actor::behavior_type scripted_generators(msg::generator_pool_actor::pointer,
@@ -48,7 +49,9 @@ inline msg::generator_pool_actor::behavior_type scripted_generators(msg::generat
       std::size_t k = 0;
       for (std::size_t i = 0; i < r.prompts.size(); ++i)
         for (int j = 0; j < r.samples_per_prompt; ++j, ++k) {
-          auto text = "```cuda\n" + (r.samples_per_prompt > 1 ? sc->turn1.at(k) : sc->later) + "```";
+          auto text = r.samples_per_prompt == 1 && sc->later_raw
+                        ? sc->later
+                        : "```cuda\n" + (r.samples_per_prompt > 1 ? sc->turn1.at(k) : sc->later) + "```";
           auto ids = bytes_of(text);
           rep.samples.push_back({ids, std::vector<float>(ids.size(), -0.5f), "eos"});
         }

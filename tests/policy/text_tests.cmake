@@ -1,8 +1,9 @@
-# Tests of leap_text: tokenizer (round trips, tokenizer.json, training) and prompt/extraction.
+# Tests of leap_text: tokenizer (round trips, tokenizer.json, training), prompt/extraction, edits.
 add_executable(test_policy_text
   ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/unicode_normalize_test.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/prompt_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/prompt_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/code_edit_test.cpp)
 target_link_libraries(test_policy_text PRIVATE leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_text PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(test_policy_text)

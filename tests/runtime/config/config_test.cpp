@@ -92,7 +92,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.n_kv_heads", "policy.d_ff", "policy.max_seq_len", "policy.rope_theta",
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
-      "sft.corpus_seed", "sft.bugs_per_kind", "sft.bug_kinds", "sft.repair_weight", "sft.alt_solution_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
+      "sft.corpus_seed", "sft.bugs_per_kind", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
       "train.steps", "train.max_minutes", "train.max_compiles", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
       "train.max_staleness", "train.batch_order", "train.generators", "train.dcp", "train.dcp_t_min",
