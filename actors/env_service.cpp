@@ -313,10 +313,11 @@ struct service_state {
     auto& io = g.att[static_cast<std::size_t>(a)];
     io.tokens.push_back(s.tokens);
     io.verdicts.emplace_back();
-    if (!s.edit.empty()) { // SEARCH/REPLACE edits of the previous turn's code (code_edit.hpp)
+    if (!s.edit.empty()) { // SEARCH/REPLACE edits of the latest code (code_edit.hpp)
       const auto& turns = g.r.attempt(a).turns;
-      if (!turns.empty() && turns.back().has_code) {
-        auto applied = policy::apply_edits(turns.back().code, s.edit);
+      auto last = std::find_if(turns.rbegin(), turns.rend(), [](const auto& t) { return t.has_code; });
+      if (last != turns.rend()) {
+        auto applied = policy::apply_edits(last->code, s.edit);
         if (applied)
           return g.r.sampled(a, std::move(*applied), s.tokens);
         s.no_code_reason = applied.message() + " (an edit changes your previous answer's code)";

@@ -11,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -19,13 +20,14 @@ namespace leap::actors {
 
 namespace {
 
-// The code of a sampled answer: SEARCH/REPLACE edits apply to the attempt's previous code (a
-// later turn; policy/code_edit.hpp), anything else is extracted as a whole file.
+// The code of a sampled answer: SEARCH/REPLACE edits apply to the attempt's latest code (that
+// of the last turn that had any; policy/code_edit.hpp), anything else is extracted as a file.
 policy::extracted code_of(const std::string& text, const std::vector<algo::rollout_turn>& turns) {
-  if (!policy::has_edits(text) || turns.empty() || !turns.back().has_code)
+  auto last = std::find_if(turns.rbegin(), turns.rend(), [](const auto& t) { return t.has_code; });
+  if (!policy::has_edits(text) || last == turns.rend())
     return policy::extract_code(text);
   policy::extracted ex;
-  auto applied = policy::apply_edits(turns.back().code, text);
+  auto applied = policy::apply_edits(last->code, text);
   if (applied) {
     ex.ok = true;
     ex.code = std::move(*applied);
