@@ -81,6 +81,17 @@ std::vector<hunk> diff_lines(const std::vector<std::string>& a, const std::vecto
   return out;
 }
 
+// The line at or after `from` that is the `want` marker; lines.size() when another marker comes
+// first or there is none.
+std::size_t next_marker(const std::vector<std::string>& lines, std::size_t from, std::string_view want) {
+  for (std::size_t k = from; k < lines.size(); ++k) {
+    const auto l = rstrip(lines[k]);
+    if (l == want) return k;
+    if (l == search_marker || l == divider || l == replace_marker) break;
+  }
+  return lines.size();
+}
+
 } // namespace
 
 std::string render_edit(const std::string& before, const std::string& after) {
@@ -145,19 +156,10 @@ result<std::string> apply_edits(const std::string& before, std::string_view comp
     }
     ++block;
     const std::string which = "edit block " + std::to_string(block);
-    std::size_t mid = i + 1;
-    while (mid < lines.size() && rstrip(lines[mid]) != divider) {
-      if (rstrip(lines[mid]) == search_marker || rstrip(lines[mid]) == replace_marker)
-        return make_error(which + " has no '=======' line between its SEARCH and REPLACE parts");
-      ++mid;
-    }
-    if (mid == lines.size()) return make_error(which + " has no '=======' line after its SEARCH part");
-    std::size_t end = mid + 1;
-    while (end < lines.size() && rstrip(lines[end]) != replace_marker) {
-      if (rstrip(lines[end]) == search_marker || rstrip(lines[end]) == divider)
-        return make_error(which + " has no '>>>>>>> REPLACE' line after its new lines");
-      ++end;
-    }
+    // A block is SEARCH, its old lines, =======, its new lines, REPLACE; no other marker between.
+    const std::size_t mid = next_marker(lines, i + 1, divider);
+    if (mid == lines.size()) return make_error(which + " has no '=======' line after its SEARCH lines");
+    const std::size_t end = next_marker(lines, mid + 1, replace_marker);
     if (end == lines.size()) return make_error(which + " has no '>>>>>>> REPLACE' line after its new lines");
     std::vector<std::string> old_lines(lines.begin() + static_cast<std::ptrdiff_t>(i + 1),
                                        lines.begin() + static_cast<std::ptrdiff_t>(mid));
