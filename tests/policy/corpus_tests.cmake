@@ -2,4 +2,4 @@
 add_executable(test_policy_corpus ${CMAKE_CURRENT_LIST_DIR}/corpus_test.cpp)
 target_link_libraries(test_policy_corpus PRIVATE leap_corpus GTest::gtest_main)
 target_compile_definitions(test_policy_corpus PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_corpus)
+leap_discover_tests(test_policy_corpus)

@@ -10,28 +10,28 @@ add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/hf_checkpoint_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
-gtest_discover_tests(test_policy_model DISCOVERY_TIMEOUT 60)
+leap_discover_tests(test_policy_model)
 
 add_executable(test_policy_facade ${CMAKE_CURRENT_SOURCE_DIR}/policy_model_test.cpp)
 target_link_libraries(test_policy_facade PRIVATE leap_policy_model GTest::gtest_main)
-gtest_discover_tests(test_policy_facade)
+leap_discover_tests(test_policy_facade)
 
 add_executable(test_policy_grpo ${CMAKE_CURRENT_SOURCE_DIR}/grpo_loss_test.cpp)
 target_link_libraries(test_policy_grpo PRIVATE leap_model GTest::gtest_main)
-gtest_discover_tests(test_policy_grpo)
+leap_discover_tests(test_policy_grpo)
 
 # Bounded fuzz loops over the checkpoint readers: safetensors images and tokenizer.json texts.
 add_executable(test_policy_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_readers_test.cpp)
 target_link_libraries(test_policy_fuzz PRIVATE leap_model leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_fuzz PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_fuzz DISCOVERY_TIMEOUT 60)
+leap_discover_tests(test_policy_fuzz)
 
 # Golden outputs of decoding (greedy tokens, seeded samples, logits) for the quickstart model:
 # decode-speed work must not change what is computed. Data in tests/policy/data/.
 add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test.cpp)
 target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
 target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_golden DISCOVERY_TIMEOUT 60)
+leap_discover_tests(test_policy_golden)
 # The fused decode step's portable loops (used on CPUs without AVX-512), forced on this machine.
 add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
 add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)

