@@ -19,6 +19,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -56,8 +57,9 @@ bool same_secret(const std::string& a, const std::string& b) {
 } // namespace
 
 // The shared part of a body_stream: what the producer wrote and the connection has not sent
-// yet, whether it ended, and how to wake the connection. The wake function holds the session
-// (its only owner while it waits for the producer); end of stream and close() drop it.
+// yet, whether it ended, and how to wake the connection (a weak reference: while it waits for the
+// producer, the session is owned by the server's `streaming` set, so stop() can end it while
+// the io_context still exists).
 struct stream_state {
   std::mutex mtx;
   std::string pending;
@@ -161,6 +163,22 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   std::atomic<bool> stopped{false};
   std::uint16_t port = 0;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  // Sessions sending a streamed answer (they may wait on a producer with no operation pending).
+  std::mutex streaming_mtx;
+  std::set<std::shared_ptr<void>> streaming;
+  void hold(std::shared_ptr<void> s) {
+    std::lock_guard<std::mutex> lk(streaming_mtx);
+    streaming.insert(std::move(s));
+  }
+  void release(const std::shared_ptr<void>& s) {
+    std::shared_ptr<void> gone; // destroyed after the lock is released
+    std::lock_guard<std::mutex> lk(streaming_mtx);
+    auto it = streaming.find(s);
+    if (it != streaming.end()) {
+      gone = *it;
+      streaming.erase(it);
+    }
+  }
 
   void count(const std::string& family, const prom::labels& l) {
     if (opts.metrics)
@@ -183,7 +201,11 @@ public:
         stream_(std::move(sock), std::forward<Args>(args)...) {
     conns_->changed(+1);
   }
-  ~session() { conns_->changed(-1); }
+  ~session() {
+    if (st_)
+      st_->close(); // ended with the server (stop()) while its producer was still at work
+    conns_->changed(-1);
+  }
 
   void run() {
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
@@ -386,8 +408,10 @@ private:
                                              beast::error_code ec, std::size_t) {
       if (ec)
         return self->stream_done(false);
-      self->st_->attach([self] {
-        net::post(self->stream_.get_executor(), [self] { self->pump(); });
+      self->srv_->hold(self);
+      self->st_->attach([weak = std::weak_ptr<session>(self)] {
+        if (auto s = weak.lock())
+          net::post(s->stream_.get_executor(), [s] { s->pump(); });
       });
     });
   }
@@ -426,7 +450,8 @@ private:
   void stream_done(bool ok) {
     auto st = std::move(st_);
     if (st)
-      st->close(); // drops the wake function that owned this session; later writes are dropped
+      st->close(); // later writes are dropped
+    srv_->release(this->shared_from_this());
     writing_ = false;
     --srv_->in_flight;
     if (srv_->opts.metrics) {
@@ -567,6 +592,12 @@ void http_server::stop() {
   for (auto& t : impl_->threads)
     if (t.joinable())
       t.join();
+  // Sessions still waiting on a producer end now, while the io_context their sockets use exists.
+  std::set<std::shared_ptr<void>> streaming;
+  {
+    std::lock_guard<std::mutex> lk(impl_->streaming_mtx);
+    streaming.swap(impl_->streaming);
+  }
 }
 
 } // namespace leap::serve

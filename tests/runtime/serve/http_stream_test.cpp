@@ -2,7 +2,8 @@
 // to the stream reach the client while the producer is still at work (the test holds the
 // producer until the client has read the first part), the body is chunked and complete, the
 // connection stays usable for the next request, a producer that drops its stream without end()
-// still finishes the answer, and a client that goes away turns the stream closed.
+// still finishes the answer, a client that goes away turns the stream closed, and a server that
+// stops while a producer is at work leaves that producer a closed stream it may still write to.
 #include "runtime/serve/http_server.hpp"
 
 #include "tests/runtime/serve/http_client.hpp"
@@ -44,6 +45,10 @@ struct stream_fixture : ::testing::Test {
       out->write("data: first\n\n"); // before the answer: sent with the header
       respond(std::move(r));
       const auto target = req.target;
+      if (target == "/held") { // the test keeps the producer's end
+        left_open = out;
+        return;
+      }
       producers.emplace_back([this, out, target]() mutable {
         if (target == "/stream") {
           go.wait();
@@ -73,7 +78,8 @@ struct stream_fixture : ::testing::Test {
     }
     for (auto& t : producers)
       t.join();
-    server->stop();
+    if (server)
+      server->stop();
   }
 };
 
@@ -120,4 +126,18 @@ TEST_F(stream_fixture, AClientThatGoesAwayClosesTheStream) {
   while (server->in_flight() != 0 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(10ms);
   EXPECT_EQ(server->in_flight(), 0u);
+}
+
+TEST_F(stream_fixture, AServerThatStopsLeavesTheProducerAClosedStream) {
+  test::http_connection c(server->port());
+  ASSERT_TRUE(c.send(test::http_request_text("POST", "/held", "{}")));
+  ASSERT_TRUE(c.wait_for("data: first", 10s));
+  ASSERT_TRUE(left_open);
+  EXPECT_FALSE(left_open->closed());
+  server->stop();
+  server.reset(); // the io_context is gone; the producer still holds its stream
+  EXPECT_TRUE(left_open->closed());
+  left_open->write("data: late\n\n"); // dropped, no crash
+  left_open->end();
+  left_open.reset();
 }
