@@ -2,10 +2,10 @@
 
 #include "actors/group_scoring.hpp"
 #include "actors/reference_cache.hpp"
+#include "actors/edit_answer.hpp"
 #include "actors/verdicts.hpp"
 #include "common/prometheus.hpp"
 #include "messages/error_text.hpp"
-#include "policy/code_edit.hpp"
 
 #include <caf/all.hpp>
 
@@ -313,14 +313,11 @@ struct service_state {
     auto& io = g.att[static_cast<std::size_t>(a)];
     io.tokens.push_back(s.tokens);
     io.verdicts.emplace_back();
-    if (!s.edit.empty()) { // SEARCH/REPLACE edits of the latest code (code_edit.hpp)
-      const auto& turns = g.r.attempt(a).turns;
-      auto last = std::find_if(turns.rbegin(), turns.rend(), [](const auto& t) { return t.has_code; });
-      if (last != turns.rend()) {
-        auto applied = policy::apply_edits(last->code, s.edit);
-        if (applied)
-          return g.r.sampled(a, std::move(*applied), s.tokens);
-        s.no_code_reason = applied.message() + " (an edit changes your previous answer's code)";
+    if (!s.edit.empty()) { // SEARCH/REPLACE edits of the latest code (edit_answer.hpp)
+      if (auto applied = apply_edit_answer(g.r.attempt(a).turns, s.edit)) {
+        if (*applied)
+          return g.r.sampled(a, std::move(**applied), s.tokens);
+        s.no_code_reason = applied->message();
       }
     }
     if (s.has_code)

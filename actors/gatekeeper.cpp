@@ -1,5 +1,6 @@
 #include "actors/gatekeeper.hpp"
 
+#include "actors/edit_answer.hpp"
 #include "actors/group_record.hpp"
 #include "actors/reference_cache.hpp"
 #include "actors/stage_barrier.hpp"
@@ -11,7 +12,6 @@
 
 #include <caf/all.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -20,20 +20,18 @@ namespace leap::actors {
 
 namespace {
 
-// The code of a sampled answer: SEARCH/REPLACE edits apply to the attempt's latest code (that
-// of the last turn that had any; policy/code_edit.hpp), anything else is extracted as a file.
+// The code of a sampled answer: SEARCH/REPLACE edits apply to the attempt's latest code
+// (edit_answer.hpp), anything else is extracted as a file.
 policy::extracted code_of(const std::string& text, const std::vector<algo::rollout_turn>& turns) {
-  auto last = std::find_if(turns.rbegin(), turns.rend(), [](const auto& t) { return t.has_code; });
-  if (!policy::has_edits(text) || last == turns.rend())
+  auto applied = policy::has_edits(text) ? apply_edit_answer(turns, text) : std::nullopt;
+  if (!applied)
     return policy::extract_code(text);
   policy::extracted ex;
-  auto applied = policy::apply_edits(last->code, text);
-  if (applied) {
-    ex.ok = true;
-    ex.code = std::move(*applied);
-  } else {
-    ex.reason = applied.message() + " (an edit changes your previous answer's code)";
-  }
+  ex.ok = applied->ok();
+  if (ex.ok)
+    ex.code = std::move(**applied);
+  else
+    ex.reason = applied->message();
   return ex;
 }
 
