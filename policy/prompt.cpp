@@ -119,22 +119,13 @@ std::string_view end_of_turn(chat_format f) {
   return special::eos;
 }
 
-namespace {
-
-std::size_t first_shown(const std::vector<turn_record>& history) {
-  return history.size() > max_history_turns ? history.size() - max_history_turns : 0;
-}
-
-std::string hidden_note(std::size_t first) {
-  if (first == 0) return "";
-  return "(" + std::to_string(first) + " earlier attempt" + (first == 1 ? "" : "s") + " not shown.)\n";
-}
-
-} // namespace
-
 std::vector<chat_message> prompt_messages(const task_view& t, const std::vector<turn_record>& history) {
-  const std::size_t first = first_shown(history);
-  std::vector<chat_message> msgs{{"user", task_text(t) + hidden_note(first)}};
+  // Older turns than the last max_history_turns are left out, and counted in a note.
+  const std::size_t first = history.size() > max_history_turns ? history.size() - max_history_turns : 0;
+  std::string note;
+  if (first > 0)
+    note = "(" + std::to_string(first) + " earlier attempt" + (first == 1 ? "" : "s") + " not shown.)\n";
+  std::vector<chat_message> msgs{{"user", task_text(t) + note}};
   for (std::size_t i = first; i < history.size(); ++i) {
     msgs.push_back({"assistant", render_completion(history[i].code)});
     msgs.push_back({"user", feedback_text(t, history[i].feedback)});
@@ -143,23 +134,7 @@ std::vector<chat_message> prompt_messages(const task_view& t, const std::vector<
 }
 
 std::string render_prompt(const task_view& t, const std::vector<turn_record>& history, chat_format format) {
-  if (format != chat_format::leap) return render_chat(prompt_messages(t, history), format);
-  const std::size_t first = first_shown(history);
-  const std::string note = hidden_note(first);
-  std::string s;
-  s += special::bos;
-  s += special::user;
-  s += task_text(t);
-  s += note;
-  for (std::size_t i = first; i < history.size(); ++i) {
-    s += special::assistant;
-    s += render_completion(history[i].code);
-    s += special::eos;
-    s += special::user;
-    s += feedback_text(t, history[i].feedback);
-  }
-  s += special::assistant;
-  return s;
+  return render_chat(prompt_messages(t, history), format);
 }
 
 std::string render_chat(const std::vector<chat_message>& messages, chat_format format) {

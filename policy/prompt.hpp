@@ -57,8 +57,8 @@ struct turn_record {
 // Earlier turns shown in a prompt; older ones are dropped (and counted in a note).
 inline constexpr std::size_t max_history_turns = 2;
 
-// Turn 1 when `history` is empty; otherwise the conversation so far, ending at the new turn.
-// Other formats than leap: the same user texts and answers as chat messages (render_chat).
+// Turn 1 when `history` is empty; otherwise the conversation so far, ending at the new turn:
+// render_chat(prompt_messages(t, history), format).
 std::string render_prompt(const task_view& t, const std::vector<turn_record>& history,
                           chat_format format = chat_format::leap);
 // A chat conversation (OpenAI-style messages) in the same template: <|bos|>, each user message
