@@ -62,16 +62,16 @@ result<void> read_id(const json& j, const char* key, const std::string& source, 
                                   (list ? " or a non-empty list of them" : "") + ", got " + it->dump()));
 }
 
-std::string read_text(const std::string& path, bool& exists, result<void>& err) {
+// <dir>/<name> parsed by `parse`; the default value when the file does not exist.
+template <class T>
+result<T> load_optional(const std::string& dir, const char* name,
+                        result<T> (*parse)(std::string_view, const std::string&)) {
+  const std::string path = dir + "/" + name;
   std::error_code ec;
-  exists = std::filesystem::exists(path, ec);
-  if (!exists) return {};
-  auto t = read_file(path);
-  if (!t) {
-    err = t.err();
-    return {};
-  }
-  return *t;
+  if (!std::filesystem::exists(path, ec)) return T{};
+  auto text = read_file(path);
+  if (!text) return text.err();
+  return parse(*text, path);
 }
 
 } // namespace
@@ -135,23 +135,11 @@ result<hf_generation_config> parse_generation_config(std::string_view text, cons
 }
 
 result<hf_tokenizer_config> load_tokenizer_config(const std::string& dir) {
-  const std::string path = dir + "/tokenizer_config.json";
-  bool exists = false;
-  result<void> err;
-  auto text = read_text(path, exists, err);
-  if (!err) return err.err();
-  if (!exists) return hf_tokenizer_config{};
-  return parse_tokenizer_config(text, path);
+  return load_optional(dir, "tokenizer_config.json", &parse_tokenizer_config);
 }
 
 result<hf_generation_config> load_generation_config(const std::string& dir) {
-  const std::string path = dir + "/generation_config.json";
-  bool exists = false;
-  result<void> err;
-  auto text = read_text(path, exists, err);
-  if (!err) return err.err();
-  if (!exists) return hf_generation_config{};
-  return parse_generation_config(text, path);
+  return load_optional(dir, "generation_config.json", &parse_generation_config);
 }
 
 } // namespace leap::policy
