@@ -4,6 +4,7 @@
 #include "common/file_manifest.hpp"
 #include "policy/checkpoint_verify.hpp"
 #include "common/fs.hpp"
+#include "common/strings.hpp"
 #include "policy/tensor_file.hpp"
 
 #include <cstdio>
@@ -17,16 +18,26 @@ namespace leap::policy {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Tensors of a weights file that are no parameter and are skipped: "*.rotary_emb.inv_freq" (old
+// HF exports) and "lm_head.weight" when the model ties it to the embedding.
+bool tolerated_extra(const std::string& name, const model_config& cfg) {
+  return ends_with(name, "rotary_emb.inv_freq") || (name == "lm_head.weight" && cfg.tie_embeddings);
+}
+
+// The error listing every mismatch of the weights at `path` against the model; ok when none.
+result<void> mismatch_error(const std::string& path, const std::vector<std::string>& problems) {
+  if (problems.empty()) return {};
+  std::string msg = path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
+  for (const auto& p : problems) msg += "\n  - " + p;
+  return make_error(msg);
+}
 using json = nlohmann::json;
 
 std::string shape_str(torch::IntArrayRef s) {
   std::string r = "[";
   for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The optimizer's state map key for a parameter: a string of the TensorImpl address in
@@ -135,16 +146,10 @@ result<void> load_weights(decoder_impl& model, const std::string& path) {
     }
   }
   for (const auto& [name, t] : *tensors) {
-    if (params.contains(name)) continue;
-    if (ends_with(name, "rotary_emb.inv_freq")) continue;
-    if (name == "lm_head.weight" && model.config().tie_embeddings) continue;
+    if (params.contains(name) || tolerated_extra(name, model.config())) continue;
     problems.push_back("unexpected tensor '" + name + "' with shape " + shape_str(t.sizes()));
   }
-  if (!problems.empty()) {
-    std::string msg = path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
-    for (const auto& p : problems) msg += "\n  - " + p;
-    return make_error(msg);
-  }
+  if (auto r = mismatch_error(path, problems); !r) return r;
   try {
     torch::NoGradGuard no_grad;
     for (auto& p : params) p.value().copy_(tensors->at(p.key()));
@@ -208,8 +213,7 @@ result<void> load_sharded_weights(decoder_impl& model, const std::string& index_
         problems.push_back("tensor '" + name + "' is in shard '" + file + "', the index maps it to '" + mapped->second + "'");
         continue;
       }
-      if (ends_with(name, "rotary_emb.inv_freq")) continue;
-      if (name == "lm_head.weight" && model.config().tie_embeddings) continue;
+      if (tolerated_extra(name, model.config())) continue;
       auto* p = params.find(name);
       if (p == nullptr) {
         problems.push_back("unexpected tensor '" + name + "' with shape " + shape_str(e.shape) + " in shard '" + file +
@@ -241,12 +245,7 @@ result<void> load_sharded_weights(decoder_impl& model, const std::string& index_
     problems.push_back("missing tensor '" + p.key() + "' (model expects shape " + shape_str(p.value().sizes()) +
                        "): not in the index");
   }
-  if (!problems.empty()) {
-    std::string msg = index_path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
-    for (const auto& p : problems) msg += "\n  - " + p;
-    return make_error(msg);
-  }
-  return {};
+  return mismatch_error(index_path, problems);
 }
 
 result<decoder> load_model(const std::string& dir) {
@@ -326,11 +325,7 @@ result<void> load_optimizer_state(torch::optim::AdamW& opt, decoder_impl& model,
   for (const auto& [name, t] : *tensors) {
     if (!used.count(name)) problems.push_back("unexpected tensor '" + name + "' (no such model parameter)");
   }
-  if (!problems.empty()) {
-    std::string msg = path + ": " + std::to_string(problems.size()) + " mismatch(es) against the model:";
-    for (const auto& p : problems) msg += "\n  - " + p;
-    return make_error(msg);
-  }
+  if (auto r = mismatch_error(path, problems); !r) return r;
   auto& state = opt.state();
   for (auto& r : restored) state[state_key(state, r.param)] = std::move(r.state);
   return {};

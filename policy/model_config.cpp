@@ -61,6 +61,15 @@ result<void> read_bool(const json& j, const char* key, bool& out) {
 
 const char* const supported_architectures[] = {"LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM"};
 
+// An architecture the decoder implements, or an error naming it.
+result<void> check_architecture(const std::string& name) {
+  if (std::find(std::begin(supported_architectures), std::end(supported_architectures), name) !=
+      std::end(supported_architectures))
+    return {};
+  return make_error("model config: architecture '" + name +
+                    "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM)");
+}
+
 result<void> read_rope_scaling(const json& j, rope_scaling_config& out) {
   auto it = j.find("rope_scaling");
   if (it == j.end() || it->is_null()) return {};
@@ -201,12 +210,7 @@ result<void> validate(const model_config& c) {
                                     "must be positive"));
     }
   }
-  if (!c.architecture.empty() &&
-      std::find(std::begin(supported_architectures), std::end(supported_architectures), c.architecture) ==
-          std::end(supported_architectures)) {
-    return make_error("model config: architecture '" + c.architecture +
-                      "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM)");
-  }
+  if (!c.architecture.empty()) return check_architecture(c.architecture);
   return {};
 }
 
@@ -226,14 +230,8 @@ result<model_config> model_config_from_json(std::string_view text) {
     if (!it->is_array() || it->empty() || !std::all_of(it->begin(), it->end(), [](const json& a) { return a.is_string(); })) {
       return make_error("model config: architectures must be a non-empty list of strings, got " + it->dump());
     }
-    for (const auto& a : *it) {
-      auto name = a.get<std::string>();
-      if (std::find(std::begin(supported_architectures), std::end(supported_architectures), name) ==
-          std::end(supported_architectures)) {
-        return make_error("model config: architecture '" + name +
-                          "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM)");
-      }
-    }
+    for (const auto& a : *it)
+      if (auto r = check_architecture(a.get<std::string>()); !r) return r.err();
     architecture = it->front().get<std::string>();
   }
   if (auto it = j.find("hidden_act"); it != j.end() && *it != "silu") {
