@@ -58,10 +58,7 @@ actors::env_service_options service_options(const services& svc, policy::chat_fo
   auto tasks = svc.tasks;
   o.render_prompt = [tasks, format](const std::string& task, const std::vector<std::string>& codes,
                                     const std::vector<std::string>& feedbacks) {
-    std::vector<policy::turn_record> history;
-    for (std::size_t i = 0; i < codes.size(); ++i)
-      history.push_back({codes[i], feedbacks[i]});
-    return policy::render_prompt(view_of(tasks->at(task)), history, format);
+    return task_prompt(tasks->at(task), codes, feedbacks, format);
   };
   return o;
 }
@@ -123,15 +120,9 @@ int run_serve(const command_context& ctx) {
     }
     generator = std::move(*e);
   }
-  policy::chat_format format = policy::chat_format::leap;
-  switch (cfg.policy.chat_format) {
-    case config::chat_format_choice::auto_detect:
-    case config::chat_format_choice::leap: break;
-    case config::chat_format_choice::chatml: format = policy::chat_format::chatml; break;
-    case config::chat_format_choice::llama3: format = policy::chat_format::llama3; break;
-  }
-  if (generator)
-    format = generator->chat_format();
+  // Without a checkpoint, auto means leap's own format.
+  auto format = generator ? generator->chat_format()
+                          : named_chat_format(cfg.policy.chat_format).value_or(policy::chat_format::leap);
   auto opts = service_options(svc, format);
   opts.metrics = metrics;
   auto service = actors::spawn_env_service(sys, opts, svc.tasks, pools->compilers, pools->executors);
@@ -142,9 +133,7 @@ int run_serve(const command_context& ctx) {
   bo.request_timeout = ms(cfg.serve.request_timeout_seconds);
   bo.backend = env::to_string(svc.backend);
   bo.version = build_info::version;
-  bo.first_prompt = [format](const env::task_spec& t) {
-    return policy::render_prompt(view_of(t), {}, format);
-  };
+  bo.first_prompt = [format](const env::task_spec& t) { return task_prompt(t, {}, {}, format); };
   bo.draining = [&draining] { return draining.load(); };
   if (generator) {
     auto* g = generator.get();

@@ -104,10 +104,7 @@ actors::prompt_codec policy_codec(std::shared_ptr<const policy::tokenizer> tok,
   actors::prompt_codec c;
   c.encode = [tok, tasks, format](const std::string& task, const std::vector<std::string>& codes,
                                   const std::vector<std::string>& feedbacks) {
-    std::vector<policy::turn_record> history;
-    for (std::size_t i = 0; i < codes.size(); ++i)
-      history.push_back({codes[i], feedbacks[i]});
-    return tok->encode(policy::render_prompt(view_of(tasks->at(task)), history, format), true);
+    return tok->encode(task_prompt(tasks->at(task), codes, feedbacks, format), true);
   };
   c.decode = [tok](const std::vector<int>& ids) { return tok->decode(ids); };
   return c;

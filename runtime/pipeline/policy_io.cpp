@@ -16,26 +16,40 @@ policy::task_view view_of(const env::task_spec& t) {
   return {t.name, t.description, t.signature, t.allowed_libraries};
 }
 
+std::string task_prompt(const env::task_spec& t, const std::vector<std::string>& codes,
+                        const std::vector<std::string>& feedbacks, policy::chat_format format) {
+  std::vector<policy::turn_record> history;
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    history.push_back({codes[i], feedbacks[i]});
+  return policy::render_prompt(view_of(t), history, format);
+}
+
+std::optional<policy::chat_format> named_chat_format(config::chat_format_choice choice) {
+  switch (choice) {
+    case config::chat_format_choice::leap: return policy::chat_format::leap;
+    case config::chat_format_choice::chatml: return policy::chat_format::chatml;
+    case config::chat_format_choice::llama3: return policy::chat_format::llama3;
+    case config::chat_format_choice::auto_detect: break;
+  }
+  return std::nullopt;
+}
+
 result<policy::chat_format> chat_format_for(config::chat_format_choice choice, const std::string& dir,
                                             const policy::tokenizer& tok) {
   policy::chat_format f = policy::chat_format::leap;
-  switch (choice) {
-    case config::chat_format_choice::leap: f = policy::chat_format::leap; break;
-    case config::chat_format_choice::chatml: f = policy::chat_format::chatml; break;
-    case config::chat_format_choice::llama3: f = policy::chat_format::llama3; break;
-    case config::chat_format_choice::auto_detect: {
-      auto tc = policy::load_tokenizer_config(dir);
-      if (!tc)
-        return tc.err();
-      if (tc->chat_template.empty())
-        break;
+  if (auto named = named_chat_format(choice)) {
+    f = *named;
+  } else {
+    auto tc = policy::load_tokenizer_config(dir);
+    if (!tc)
+      return tc.err();
+    if (!tc->chat_template.empty()) {
       auto detected = policy::chat_format_of_template(tc->chat_template);
       if (!detected)
         return make_error(dir + "/tokenizer_config.json: its chat_template is none of the formats "
                           "leap writes (leap, chatml, llama3); set policy.chat_format to the one "
                           "the model was trained on");
       f = *detected;
-      break;
     }
   }
   std::vector<std::string> markers;

@@ -9,12 +9,21 @@
 #include "policy/prompt.hpp"
 #include "policy/tokenizer.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace leap::runtime {
 
 policy::task_view view_of(const env::task_spec& t);
+
+// The prompt of a task's next turn after the earlier turns' code and feedback (parallel lists),
+// in `format` (policy::render_prompt): what the generators and `leap serve` give the model.
+std::string task_prompt(const env::task_spec& t, const std::vector<std::string>& codes,
+                        const std::vector<std::string>& feedbacks, policy::chat_format format);
+
+// The format a policy.chat_format choice names; nullopt for auto (it depends on a checkpoint).
+std::optional<policy::chat_format> named_chat_format(config::chat_format_choice choice);
 
 // policy.chat_format for the checkpoint in `dir`: the configured format, or with auto the one its
 // tokenizer_config.json chat_template writes (leap without a tokenizer_config.json or template;
