@@ -161,6 +161,11 @@ struct openai_engine::impl {
     return out;
   }
 
+  // An answer's id (new for each), the served model's name and the time (decode thread only).
+  openai::answer_meta meta_of(const openai::completion_request& r) {
+    return {(r.chat ? "chatcmpl-" : "cmpl-") + random_hex(rng), model_name, unix_now()};
+  }
+
   // The bytes token `t` adds to an answer's text: none for an eos token (any of the model's eos
   // ids) nor, in a chat answer, for the format's end-of-turn token (a stop token there).
   std::string piece_of(int t, bool chat) const {
@@ -249,10 +254,7 @@ struct openai_engine::impl {
           row_owner.emplace_back(it, static_cast<std::size_t>(index++));
         }
       if (p->req.stream) {
-        openai::answer_meta m;
-        m.id = (p->req.chat ? "chatcmpl-" : "cmpl-") + random_hex(rng);
-        m.model = model_name;
-        m.created = unix_now();
+        const auto m = meta_of(p->req);
         auto& l = streams[it];
         l.enc = std::make_unique<openai::stream_encoder>(p->req, m, static_cast<std::size_t>(index));
         l.out = make_body_stream();
@@ -322,10 +324,7 @@ struct openai_engine::impl {
         l.out->end();
         continue;
       }
-      openai::answer_meta m;
-      m.id = (p->req.chat ? "chatcmpl-" : "cmpl-") + random_hex(rng);
-      m.model = model_name;
-      m.created = unix_now();
+      const auto m = meta_of(p->req);
       http_response res;
       res.route = p->route;
       res.body = openai::answer_body(p->req, m, choices, u);
