@@ -5,9 +5,9 @@
 // a tool that would not start, a compiler stage killed by a signal, the reference crashing):
 // the job runs up to `retries` more times, then its request fails with an error naming the pool,
 // the job and the last reason. A cancelled job is never retried. Queued jobs start in the order
-// of their request's `priority` (lower first, then arrival; a retry goes first). A worker runs one job at a time
-// without blocking its thread: the job's work happens in child processes or on the generation
-// engine's threads, and its completion comes back as a message. Included only by actors/*.cpp,
+// of their request's `priority` (lower first, then arrival; a retry goes first). A worker runs
+// one job at a time without blocking its thread: the job's work happens in child processes or on
+// the generation engine's threads, and its completion comes back as a message. Included only by actors/*.cpp,
 // bench/ and tests/ (it pulls in CAF).
 #pragma once
 

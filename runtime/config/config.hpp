@@ -78,8 +78,6 @@ struct cuda_section {
   double max_plausible_speedup = 10.0;
 };
 
-// The whole configuration. The member initialisers above are the defaults (the registry reads
-// them, so docs and default.toml cannot drift from the code).
 // How prompts and chats are written for the model (policy/prompt.hpp's chat_format), or auto:
 // the format of the checkpoint's tokenizer_config.json chat_template, leap when it has none.
 enum class chat_format_choice { auto_detect, leap, chatml, llama3 };
@@ -98,11 +96,11 @@ struct policy_section {
   chat_format_choice chat_format = chat_format_choice::auto_detect;
 };
 
-// Supervised warm start on the generated corpus (`leap pretrain`).
 // How a repair dialogue's target is written: the whole fixed file, or SEARCH/REPLACE edits of
 // the buggy one (policy/code_edit.hpp).
 enum class repair_format { full, edit };
 
+// Supervised warm start on the generated corpus (`leap pretrain`).
 struct sft_section {
   double minutes = 10.0;     // wall-clock budget of the optimisation
   int max_steps = 0;         // 0 = as many as the budget allows
@@ -244,6 +242,8 @@ struct openai_section {
   double timeout_seconds = 600;                   // one try; then retried (429/5xx too)
 };
 
+// The whole configuration. The member initialisers above are the defaults (the registry reads
+// them, so docs and default.toml cannot drift from the code).
 struct leap_config {
   environment_section environment;
   compiler_section compiler;
