@@ -108,10 +108,9 @@ struct stream_state {
     w(); // what was written before the header went out
   }
   void close() {
-    std::function<void()> gone;
     std::lock_guard<std::mutex> lk(mtx);
     closed = true;
-    gone.swap(wake); // destroyed after the lock is released (it may own the session)
+    wake = nullptr;
   }
 };
 
@@ -344,40 +343,55 @@ private:
     }
   }
 
+  // The headers every answer carries, from the handler's response.
+  template <class Body>
+  static void set_headers(http::response<Body>& res, const http_response& r, bool keep_alive) {
+    res.set(http::field::server, "leap");
+    res.set(http::field::content_type, r.content_type);
+    res.set("Leap-Schema", schema_version);
+    if (r.retry_after > 0)
+      res.set(http::field::retry_after, std::to_string(r.retry_after));
+    if (!r.allow.empty())
+      res.set(http::field::allow, r.allow);
+    if (r.status == 401)
+      res.set(http::field::www_authenticate, "Bearer");
+    res.keep_alive(keep_alive);
+  }
+
+  // The request is answered: its metrics.
+  void answered(const std::string& route, int status) {
+    if (srv_->opts.metrics) {
+      srv_->opts.metrics->inc("leap_http_requests_total",
+                              {{"route", route}, {"code", std::to_string(status)}});
+      if (started_ != clock_type::time_point{})
+        srv_->opts.metrics->observe(
+          "leap_http_request_seconds",
+          std::chrono::duration<double>(clock_type::now() - started_).count(), {{"route", route}});
+    }
+    started_ = {};
+  }
+
+  // After an answer was written (ok) or failed: the next request on a kept-alive connection.
+  void after_answer(bool ok, bool keep_alive) {
+    if (!ok || !keep_alive)
+      return close();
+    first_ = false;
+    wait_request();
+  }
+
   void write(http_response r, bool keep_alive) {
     keep_alive = keep_alive && !srv_->draining.load();
     auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(r.status), 11);
-    res->set(http::field::server, "leap");
-    res->set(http::field::content_type, r.content_type);
-    res->set("Leap-Schema", schema_version);
-    if (r.retry_after > 0)
-      res->set(http::field::retry_after, std::to_string(r.retry_after));
-    if (!r.allow.empty())
-      res->set(http::field::allow, r.allow);
-    if (r.status == 401)
-      res->set(http::field::www_authenticate, "Bearer");
-    res->keep_alive(keep_alive);
+    set_headers(*res, r, keep_alive);
     res->body() = std::move(r.body);
     res->prepare_payload();
-    if (srv_->opts.metrics) {
-      srv_->opts.metrics->inc("leap_http_requests_total",
-                              {{"route", r.route}, {"code", std::to_string(r.status)}});
-      if (started_ != clock_type::time_point{})
-        srv_->opts.metrics->observe(
-          "leap_http_request_seconds",
-          std::chrono::duration<double>(clock_type::now() - started_).count(),
-          {{"route", r.route}});
-    }
-    started_ = {};
+    answered(r.route, r.status);
     lowest().expires_after(srv_->opts.read_timeout);
     http::async_write(stream_, *res,
                       [self = this->shared_from_this(), res, keep_alive](beast::error_code ec,
                                                                          std::size_t) {
-                        if (ec || !keep_alive)
-                          return self->close();
-                        self->first_ = false;
-                        self->wait_request();
+                        self->after_answer(!ec, keep_alive);
                       });
   }
 
@@ -392,11 +406,8 @@ private:
     }
     auto res = std::make_shared<http::response<http::empty_body>>(
       static_cast<http::status>(r.status), 11);
-    res->set(http::field::server, "leap");
-    res->set(http::field::content_type, r.content_type);
+    set_headers(*res, r, keep_alive);
     res->set(http::field::cache_control, "no-cache");
-    res->set("Leap-Schema", schema_version);
-    res->keep_alive(keep_alive);
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
     st_ = handle->state();
@@ -454,20 +465,8 @@ private:
     srv_->release(this->shared_from_this());
     writing_ = false;
     --srv_->in_flight;
-    if (srv_->opts.metrics) {
-      srv_->opts.metrics->inc("leap_http_requests_total",
-                              {{"route", stream_route_}, {"code", std::to_string(stream_status_)}});
-      if (started_ != clock_type::time_point{})
-        srv_->opts.metrics->observe(
-          "leap_http_request_seconds",
-          std::chrono::duration<double>(clock_type::now() - started_).count(),
-          {{"route", stream_route_}});
-    }
-    started_ = {};
-    if (!ok || !stream_keep_alive_)
-      return close();
-    first_ = false;
-    wait_request();
+    answered(stream_route_, stream_status_);
+    after_answer(ok, stream_keep_alive_);
   }
 
   void close() {
