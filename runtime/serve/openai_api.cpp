@@ -153,18 +153,30 @@ json completion_top(const std::string& piece, float lp, const alternatives* alts
   return t;
 }
 
-json completion_logprobs(const choice& c, int top) {
+// The legacy completions' logprobs object, a token at a time (its bytes start at `offset` in the
+// choice's text).
+struct completion_logprobs_builder {
   json tokens = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+  void add(const std::string& piece, float lp, const alternatives* alts, std::size_t offset, int top) {
+    tokens.push_back(token_text(piece));
+    lps.push_back(lp);
+    tops.push_back(completion_top(piece, lp, alts, top));
+    offsets.push_back(offset);
+  }
+  json done() const {
+    return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops},
+            {"text_offset", offsets}};
+  }
+};
+
+json completion_logprobs(const choice& c, int top) {
+  completion_logprobs_builder b;
   std::size_t offset = 0;
   for (std::size_t k = 0; k < c.pieces.size(); ++k) {
-    tokens.push_back(token_text(c.pieces[k]));
-    lps.push_back(c.logprobs[k]);
-    tops.push_back(completion_top(c.pieces[k], c.logprobs[k], k < c.top.size() ? &c.top[k] : nullptr, top));
-    offsets.push_back(offset);
+    b.add(c.pieces[k], c.logprobs[k], k < c.top.size() ? &c.top[k] : nullptr, offset, top);
     offset += c.pieces[k].size();
   }
-  return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops},
-          {"text_offset", offsets}};
+  return b.done();
 }
 
 // A chat logprobs entry: the token, its log-prob and bytes, and the `top` most likely tokens at
@@ -473,16 +485,10 @@ std::string stream_encoder::emit(std::size_t i, std::size_t upto, const char* fi
           entries.push_back(chat_logprob_entry(t.piece, t.logprob, &t.top, r_.top_logprobs));
         lp = {{"content", entries}, {"refusal", nullptr}};
       } else {
-        json tokens = json::array(), lps = json::array(), tops = json::array(),
-             offsets = json::array();
-        for (const auto& t : ready) {
-          tokens.push_back(token_text(t.piece));
-          lps.push_back(t.logprob);
-          tops.push_back(completion_top(t.piece, t.logprob, &t.top, r_.top_logprobs));
-          offsets.push_back(t.start);
-        }
-        lp = {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops},
-              {"text_offset", offsets}};
+        completion_logprobs_builder b;
+        for (const auto& t : ready)
+          b.add(t.piece, t.logprob, &t.top, t.start, r_.top_logprobs);
+        lp = b.done();
       }
     }
     c.sent = upto;
