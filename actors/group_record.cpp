@@ -50,6 +50,11 @@ msg::group_result group_record::finish(const algo::rollout& r) {
     tr.end = atts[a].end;
     tr.end_reason = atts[a].end_reason;
     tr.turns = std::move(io_[a].turns);
+    // The rollout keeps each turn's extracted code and feedback (what a next turn shows).
+    for (std::size_t k = 0; k < tr.turns.size() && k < atts[a].turns.size(); ++k) {
+      tr.turns[k].code = atts[a].turns[k].code;
+      tr.turns[k].feedback = atts[a].turns[k].feedback;
+    }
     res.trajectories.push_back(std::move(tr));
   }
   return res;

@@ -40,7 +40,8 @@ public:
   // Counters of the finished group (attempts, compiles, cache hits, cancelled, later turns).
   msg::group_result& counts() { return counts_; }
 
-  // The finished group: the rollout's decision and ends with these records (moved out).
+  // The finished group: the rollout's decision and ends with these records (moved out), each
+  // turn with the code and feedback the rollout kept for it.
   msg::group_result finish(const algo::rollout& r);
 
 private:

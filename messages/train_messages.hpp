@@ -74,6 +74,8 @@ struct turn_record {
   double speedup = 0;
   double t_generated = 0;       // seconds after the group's admission: sample received ...
   double t_verdict = 0;         // ... verdict known
+  std::string code;             // the code extracted from the completion ("" without)
+  std::string feedback;         // the verdict's feedback, as the attempt's next turn shows it
 };
 
 struct trajectory_record {
@@ -251,7 +253,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_record& x) {
   return f(caf::meta::type_name("leap_turn_record"), x.prompt, x.completion, x.logprobs,
            x.policy_version, x.judged, enum_field(x.status), x.reason, x.timed, x.speedup, x.t_generated,
-           x.t_verdict);
+           x.t_verdict, x.code, x.feedback);
 }
 
 template <class Inspector>

@@ -128,6 +128,11 @@ TEST_F(gatekeeper_fixture, AnEditAnswerIsAppliedToThePreviousTurnsCode) {
     ASSERT_EQ(t.turns.size(), 2u);
     EXPECT_EQ(t.turns[0].status, env::status::compile_error);
     EXPECT_EQ(t.turns[1].status, env::status::correct);
+    // Each turn's record keeps the code the environment judged (turn 2: the edit applied) and
+    // the feedback the next turn showed.
+    EXPECT_EQ(t.turns[0].code, bad);
+    EXPECT_EQ(t.turns[1].code, good);
+    EXPECT_NE(t.turns[0].feedback.find("compile error"), std::string::npos) << t.turns[0].feedback;
   }
   // An edit whose SEARCH lines are not in the code: rejected, with the reason as feedback.
   sc->later = "```edit\n<<<<<<< SEARCH\nint no_such_line;\n=======\nint x;\n>>>>>>> REPLACE\n```";
