@@ -165,14 +165,17 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
     double budget = o.minutes * 60;
     std::vector<double> losses;
     m.train();
+    const int schedule = o.schedule_steps > 0 ? o.schedule_steps : o.first_step + o.max_steps;
     for (int step = 0;; ++step) {
       double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      double frac = o.max_steps > 0 ? static_cast<double>(step) / o.max_steps : elapsed / budget;
-      if (frac >= 1.0 || (o.max_steps > 0 && elapsed >= budget))
+      if (o.max_steps > 0 ? step >= o.max_steps || elapsed >= budget : elapsed >= budget)
         break;
+      const int s = o.first_step + step; // the step of the schedule
+      double frac = o.max_steps > 0 ? std::min(1.0, static_cast<double>(s) / schedule)
+                                    : elapsed / budget;
       double lr = o.lr;
-      if (step < o.warmup_steps)
-        lr = o.lr * (step + 1) / o.warmup_steps;
+      if (s < o.warmup_steps)
+        lr = o.lr * (s + 1) / o.warmup_steps;
       else
         lr = o.lr * (o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + std::cos(M_PI * frac)));
       for (auto& g : impl_->opt->param_groups())
@@ -236,7 +239,7 @@ result<sft_result> policy_model::sft(const std::vector<sft_example>& examples,
       elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (progress) {
         sft_progress p;
-        p.step = step + 1;
+        p.step = o.first_step + step + 1;
         p.loss = lv;
         p.lr = lr;
         p.elapsed_seconds = elapsed;

@@ -50,6 +50,11 @@ struct sft_example {
 struct sft_options {
   double minutes = 10;
   int max_steps = 0;           // 0 = until the time budget is spent
+  // One learning-rate schedule over several calls (max_steps > 0): this call runs steps
+  // first_step .. first_step + max_steps - 1 of a warm-up + cosine schedule of schedule_steps
+  // (0 = max_steps). The AdamW moments carry over between calls on the same model.
+  int first_step = 0;
+  int schedule_steps = 0;
   int batch_sequences = 8;
   double lr = 2e-3;
   double min_lr_ratio = 0.1;

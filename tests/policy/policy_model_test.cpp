@@ -34,6 +34,41 @@ model_config tiny() {
 }
 } // namespace
 
+TEST(PolicyModel, OneSftScheduleSpansTwoCalls) {
+  // lr 1e-2, 2 warm-up steps, then cosine to 0.1 * lr over a 6-step schedule:
+  // lr(s) = 1e-2 * (s + 1) / 2 for s < 2, else 1e-2 * (0.1 + 0.9 * 0.5 * (1 + cos(pi * s / 6))).
+  const std::vector<double> expected{5e-3, 1e-2, 7.75e-3, 5.5e-3, 3.25e-3, 1.6029e-3};
+  set_torch_threads(1);
+  auto m = policy_model::create(tiny(), 7);
+  ASSERT_TRUE(m.ok()) << m.message();
+  std::vector<sft_example> ex{{{1, 5, 6, 7}, {10, 11, 12, 13, 2}, 1.0}};
+  sft_options o;
+  o.lr = 1e-2;
+  o.warmup_steps = 2;
+  o.min_lr_ratio = 0.1;
+  o.batch_sequences = 1;
+  o.max_steps = 4;        // steps 0..3 of the schedule
+  o.schedule_steps = 6;
+  std::vector<double> lrs;
+  std::vector<int> steps;
+  auto record = [&](const sft_progress& p) {
+    lrs.push_back(p.lr);
+    steps.push_back(p.step);
+  };
+  auto a = m->sft(ex, o, record);
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->steps, 4);
+  o.first_step = 4;       // steps 4..5, the same AdamW
+  o.max_steps = 2;
+  auto b = m->sft(ex, o, record);
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->steps, 2);
+  EXPECT_EQ(steps, (std::vector<int>{1, 2, 3, 4, 5, 6}));
+  ASSERT_EQ(lrs.size(), expected.size());
+  for (std::size_t i = 0; i < lrs.size(); ++i)
+    EXPECT_NEAR(lrs[i], expected[i], 1e-7) << "step " << i;
+}
+
 TEST(PolicyModel, SftLearnsCompletionsAndCheckpointsRoundTrip) {
   set_torch_threads(1);
   auto m = policy_model::create(tiny(), 7);
