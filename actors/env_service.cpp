@@ -54,10 +54,6 @@ struct pending_check {
   caf::typed_response_promise<msg::check_answer> rp;
 };
 
-bool in_job(attempt_phase p) {
-  return p == attempt_phase::compiling || p == attempt_phase::executing;
-}
-
 msg::attempt_state state_of(const algo::rollout_attempt& at) {
   if (at.end != algo::attempt_end::none)
     return msg::attempt_state::ended;
