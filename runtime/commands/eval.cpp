@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -123,6 +124,132 @@ openai_generation_engine(const config::leap_config& cfg,
     policy::generation_engine::create_remote(cfg.openai.max_concurrency, remote));
 }
 
+namespace {
+
+// The checkpoint's policy as the evaluation pipeline needs it.
+struct eval_policy {
+  std::shared_ptr<const policy::tokenizer> tok;
+  policy::chat_format format = policy::chat_format::leap;
+};
+
+using group_callback = std::function<void(const msg::group_result&, const eval_policy&)>;
+
+// G attempts at each of `names` from the checkpoint in `dir`, sampled with `ec`'s settings (group
+// size, turns, temperature, token budget, seed) through the pipeline of `leap train`; blocks
+// until every group has finished. `on_group` (optional) sees each finished group.
+result<pipeline_outcome> run_eval_pipeline(services& svc, const std::string& dir,
+                                           const std::vector<std::string>& names,
+                                           const config::eval_section& ec, bool show,
+                                           group_callback on_group) {
+  auto tok_path = policy::checkpoint_tokenizer_path(dir);
+  if (!tok_path)
+    return tok_path.err();
+  if (auto v = policy::verify_checkpoint(dir, {"config.json"}); !v)
+    return v.err();
+  auto tok_r = policy::tokenizer::load(*tok_path);
+  if (!tok_r)
+    return make_error("checkpoint " + dir + ": " + tok_r.message());
+  eval_policy pol;
+  pol.tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));
+  auto mc = policy::load_checkpoint_config(dir);
+  if (!mc)
+    return make_error("checkpoint " + dir + ": " + mc.message());
+  auto format = chat_format_for(svc.cfg.policy.chat_format, dir, *pol.tok);
+  if (!format)
+    return format.err();
+  pol.format = *format;
+  const auto& tok = pol.tok;
+  // One compute thread per replica, as in `leap train`, and a replica per core (at most one per
+  // task): the groups sample side by side while earlier samples compile. (A multi-threaded BLAS
+  // pool also deadlocked in OpenBLAS's fork handler when the process runner forked a compile
+  // during a sampling call.)
+  policy::set_torch_threads(1);
+  const int replicas = static_cast<int>(std::max<std::size_t>(
+    1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
+  std::shared_ptr<policy::generation_engine> engine;
+  if (svc.cfg.generation.source == config::generation_source::openai) {
+    auto remote = openai_generation_engine(svc.cfg, tok, *format);
+    if (!remote)
+      return remote.err();
+    engine = std::move(*remote);
+    if (show)
+      std::fprintf(stderr, "eval: sampling from %s (model %s; generation.source = openai)\n",
+                   svc.cfg.openai.url.c_str(), svc.cfg.openai.model.c_str());
+  } else {
+    auto local = policy::generation_engine::create(dir, replicas, 0);
+    if (!local)
+      return make_error("checkpoint " + dir + ": " + local.message());
+    engine = std::move(*local);
+  }
+
+  config::leap_config with_settings = svc.cfg;
+  with_settings.eval = ec;
+  pipeline_description d;
+  d.svc = &svc;
+  d.tasks = svc.tasks;
+  d.gatekeeper = eval_gatekeeper_options_of(with_settings);
+  d.gatekeeper.backend = svc.backend;
+  d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
+  d.gatekeeper.eos_id = tok->token_id(policy::end_of_turn(*format));
+  d.gatekeeper.codec = policy_codec(tok, svc.tasks, *format);
+  d.gatekeeper.generators = engine->workers(); // replicas, or openai.max_concurrency
+  d.compilers = compiler_pool_of(svc.cfg);
+  d.executors = executor_pool_of(svc.cfg);
+  d.engine = engine;
+  d.policy_checkpoint = dir;
+  eval_driver ed;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    ed.groups.push_back({i + 1, names[i], 0, static_cast<std::int32_t>(i)});
+  if (on_group)
+    ed.on_group = [on_group, pol](const msg::group_result& g) { on_group(g, pol); };
+  d.eval = std::move(ed);
+  auto p = pipeline::spawn(std::move(d));
+  if (!p)
+    return p.err();
+  auto out = (*p)->wait();
+  p->reset();
+  if (out.end.end != actors::run_end::how::completed)
+    return make_error("evaluation interrupted");
+  return out;
+}
+
+} // namespace
+
+result<sampled_failures> sample_failures(services& svc, const std::string& dir,
+                                         const std::vector<std::string>& names, int group_size,
+                                         bool show) {
+  auto t0 = std::chrono::steady_clock::now();
+  config::eval_section ec = svc.cfg.eval;
+  ec.group_size = group_size;
+  ec.max_turns = 1;
+  std::size_t done = 0;
+  auto out = run_eval_pipeline(
+    svc, dir, names, ec, false, [&](const msg::group_result& g, const eval_policy&) {
+      ++done;
+      if (show)
+        std::fprintf(stderr, "\rself-repair: sampled %zu/%zu tasks", done, names.size());
+      if (show && done == names.size())
+        std::fputc('\n', stderr);
+    });
+  if (!out)
+    return out.err();
+  sampled_failures res;
+  for (const auto& g : out->groups)
+    for (const auto& tr : g.trajectories) {
+      if (!actors::is_ranked(tr) || tr.turns.empty())
+        continue;
+      const auto& t = tr.turns.front();
+      ++res.samples;
+      if (t.status == env::status::correct) {
+        ++res.passed;
+        continue;
+      }
+      res.failures.push_back({g.task, t.code, t.feedback, t.status});
+    }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
@@ -142,75 +269,21 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
   if (show)
     std::fprintf(stderr, "eval: %zu tasks of the %s split (eval.split; suite %s)\n", names.size(),
                  split_name, suite_hash.c_str());
-  auto tok_path = policy::checkpoint_tokenizer_path(dir);
-  if (!tok_path)
-    return tok_path.err();
-  if (auto v = policy::verify_checkpoint(dir, {"config.json"}); !v)
-    return v.err();
-  auto tok_r = policy::tokenizer::load(*tok_path);
-  if (!tok_r)
-    return make_error("checkpoint " + dir + ": " + tok_r.message());
-  auto tok = std::make_shared<const policy::tokenizer>(std::move(*tok_r));
-  auto mc = policy::load_checkpoint_config(dir);
-  if (!mc)
-    return make_error("checkpoint " + dir + ": " + mc.message());
-  auto format = chat_format_for(cfg.policy.chat_format, dir, *tok);
-  if (!format)
-    return format.err();
-  // One compute thread per replica, as in `leap train`, and a replica per core (at most one per
-  // task): the groups sample side by side while earlier samples compile. (A multi-threaded BLAS
-  // pool also deadlocked in OpenBLAS's fork handler when the process runner forked a compile
-  // during a sampling call.)
-  policy::set_torch_threads(1);
-  const int replicas = static_cast<int>(std::max<std::size_t>(
-    1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
-  std::shared_ptr<policy::generation_engine> engine;
-  if (cfg.generation.source == config::generation_source::openai) {
-    auto remote = openai_generation_engine(cfg, tok, *format);
-    if (!remote)
-      return remote.err();
-    engine = std::move(*remote);
-    if (show)
-      std::fprintf(stderr, "eval: sampling from %s (model %s; generation.source = openai)\n",
-                   cfg.openai.url.c_str(), cfg.openai.model.c_str());
-  } else {
-    auto local = policy::generation_engine::create(dir, replicas, 0);
-    if (!local)
-      return make_error("checkpoint " + dir + ": " + local.message());
-    engine = std::move(*local);
-  }
-
-  pipeline_description d;
-  d.svc = &svc;
-  d.tasks = svc.tasks;
-  d.gatekeeper = eval_gatekeeper_options_of(cfg);
-  d.gatekeeper.backend = svc.backend;
-  d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
-  d.gatekeeper.eos_id = tok->token_id(policy::end_of_turn(*format));
-  d.gatekeeper.codec = policy_codec(tok, svc.tasks, *format);
-  d.gatekeeper.generators = engine->workers(); // replicas, or openai.max_concurrency
-  d.compilers = compiler_pool_of(cfg);
-  d.executors = executor_pool_of(cfg);
-  d.engine = engine;
-  d.policy_checkpoint = dir;
-  eval_driver ed;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    ed.groups.push_back({i + 1, names[i], 0, static_cast<std::int32_t>(i)});
   // Debugging aid (no config key): LEAP_EVAL_DUMP=FILE appends one JSON line per sampled turn
   // with the prompt text, the raw completion and the verdict.
   auto dump = std::make_shared<std::ofstream>();
   if (const char* path = std::getenv("LEAP_EVAL_DUMP"); path != nullptr && *path != '\0')
     dump->open(path, std::ios::app);
-  auto done = std::make_shared<std::size_t>(0);
+  std::size_t done = 0;
   const auto total = names.size();
-  ed.on_group = [show, dump, done, total, tok](const msg::group_result& g) {
-    ++*done;
+  auto on_group = [show, dump, &done, total](const msg::group_result& g, const eval_policy& pol) {
+    ++done;
     int solved = 0;
     for (auto& tr : g.trajectories)
       solved += tr.solved_turn > 0;
     if (show)
       std::fprintf(stderr, "eval: %-18s %d/%zu solved, %u turns sampled (%zu/%zu tasks)\n",
-                   g.task.c_str(), solved, g.trajectories.size(), g.attempts, *done, total);
+                   g.task.c_str(), solved, g.trajectories.size(), g.attempts, done, total);
     if (!dump->is_open())
       return;
     for (std::size_t a = 0; a < g.trajectories.size(); ++a)
@@ -218,20 +291,17 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
         const auto& t = g.trajectories[a].turns[k];
         *dump << dump_lossy(nlohmann::json{
                    {"task", g.task}, {"attempt", a}, {"turn", k + 1},
-                   {"prompt", tok->decode(t.prompt)}, {"completion", tok->decode(t.completion)},
+                   {"prompt", pol.tok->decode(t.prompt)},
+                   {"completion", pol.tok->decode(t.completion)},
                    {"status", t.judged ? env::to_string(t.status) : "none"}, {"reason", t.reason}})
               << "\n";
       }
     dump->flush();
   };
-  d.eval = std::move(ed);
-  auto p = pipeline::spawn(std::move(d));
-  if (!p)
-    return p.err();
-  auto out = (*p)->wait();
-  p->reset();
-  if (out.end.end != actors::run_end::how::completed)
-    return make_error("evaluation interrupted");
+  auto ran = run_eval_pipeline(svc, dir, names, cfg.eval, show, on_group);
+  if (!ran)
+    return ran.err();
+  auto& out = *ran;
 
   eval_summary sum;
   sum.split = split_name;

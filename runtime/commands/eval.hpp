@@ -11,6 +11,7 @@
 
 #include "common/result.hpp"
 #include "policy/prompt.hpp"
+#include "runtime/pipeline/policy_io.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <map>
@@ -57,6 +58,21 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& check
                                          bool show_progress);
 
 int cmd_eval(services& svc, const std::string& checkpoint_dir, bool json);
+
+struct sampled_failures {
+  std::vector<failed_turn> failures;
+  long long samples = 0; // turn-1 samples with verdicts (dropped and emulation-unsupported left out)
+  long long passed = 0;
+  double seconds = 0;
+};
+
+// `group_size` turn-1 samples of each of `tasks` from the checkpoint in `dir`, judged by the
+// environment through the pipeline of `leap eval` (eval.temperature, eval.max_new_tokens,
+// eval.seed; one turn), and the attempts that failed. Used by `leap pretrain`'s self-repair
+// phase (sft.self_repair_steps). Main thread; sets LibTorch to one compute thread per replica.
+result<sampled_failures> sample_failures(services& svc, const std::string& checkpoint_dir,
+                                         const std::vector<std::string>& tasks, int group_size,
+                                         bool show_progress);
 
 // generation.source = "openai": a generation engine whose jobs go to the [openai] server, one
 // request per prompt (n = samples per prompt, seed = the job's seed + the prompt's index, as the

@@ -8,12 +8,15 @@
 #include "policy/policy_model.hpp"
 #include "policy/special_tokens.hpp"
 #include "runtime/commands/corpus.hpp"
+#include "runtime/commands/eval.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/policy_io.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 
@@ -128,7 +131,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
                  threads, cfg.sft.minutes);
   policy::sft_options so;
   so.minutes = cfg.sft.minutes;
-  so.max_steps = cfg.sft.max_steps;
+  so.max_steps = cfg.sft.max_steps - cfg.sft.self_repair_steps; // check_consistency: > 0 then
+  so.schedule_steps = cfg.sft.max_steps;
   so.batch_sequences = cfg.sft.batch_sequences;
   so.lr = cfg.sft.lr;
   so.min_lr_ratio = cfg.sft.min_lr_ratio;
@@ -137,7 +141,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   so.grad_clip = cfg.sft.grad_clip;
   so.seed = cfg.sft.seed;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(10);
-  auto r = model->sft(examples, so, [&](const policy::sft_progress& p) {
+  auto show_step = [&](const policy::sft_progress& p) {
     auto now = std::chrono::steady_clock::now();
     if (!show || (now - last_print < std::chrono::seconds(5) && p.step > 1))
       return;
@@ -145,7 +149,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     std::fprintf(stderr, "sft: step %5d  loss %.4f  lr %.2e  %6.0f tok/s  elapsed %s  ETA %s\n",
                  p.step, p.loss, p.lr, p.tokens_per_second, clock_text(p.elapsed_seconds).c_str(),
                  clock_text(p.eta_seconds).c_str());
-  });
+  };
+  auto r = model->sft(examples, so, show_step);
   if (!r)
     return r.err();
   sum.steps = r->steps;
@@ -153,8 +158,58 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   sum.final_loss = r->final_loss;
   sum.sft_seconds = r->seconds;
   sum.skipped_examples = static_cast<std::size_t>(r->skipped_examples);
-  sum.tokens_per_second = r->seconds > 0 ? r->tokens / r->seconds : 0;
-  auto s = model->save(out_dir, tok_path, r->steps);
+  long long tokens = r->tokens;
+  // 5. Self-repair: the model's own failed samples, judged by the environment, answered by a
+  // correct solution, for the last sft.self_repair_steps steps of the same schedule.
+  const double minutes_left = cfg.sft.minutes - r->seconds / 60;
+  const bool budget_spent = r->steps < so.max_steps || minutes_left <= 0;
+  if (cfg.sft.self_repair_steps > 0 && budget_spent && show)
+    std::fprintf(stderr, "sft: the %.1f-minute budget (sft.minutes) was spent after %d steps; no "
+                 "self-repair phase\n", cfg.sft.minutes, r->steps);
+  if (cfg.sft.self_repair_steps > 0 && !budget_spent) {
+    // The generators load a checkpoint: the model as it is now, in the scratch directory.
+    const std::string sampled_dir = svc.work_dir + "/self-repair-checkpoint";
+    if (auto saved_a = model->save(sampled_dir, tok_path, r->steps); !saved_a)
+      return saved_a.err();
+    std::vector<std::string> corpus_tasks;
+    for (const auto& t : *texts)
+      if (!t.repair && std::find(corpus_tasks.begin(), corpus_tasks.end(), t.task) == corpus_tasks.end())
+        corpus_tasks.push_back(t.task);
+    auto sampled = sample_failures(svc, sampled_dir, corpus_tasks, cfg.sft.self_repair_samples, show);
+    policy::set_torch_threads(threads); // sampling ran one compute thread per replica
+    std::error_code ignored;
+    std::filesystem::remove_all(sampled_dir, ignored);
+    if (!sampled)
+      return make_error("self-repair sampling: " + sampled.message());
+    auto dialogues = self_repair_texts(sampled->failures, *texts, *svc.tasks);
+    for (const auto& t : dialogues) {
+      auto p = encode_pair(*tok, t);
+      examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight});
+    }
+    sum.self_repair_samples = sampled->samples;
+    sum.self_repair_passed = sampled->passed;
+    sum.self_repair_examples = dialogues.size();
+    sum.self_repair_seconds = sampled->seconds;
+    if (show)
+      std::fprintf(stderr,
+                   "self-repair: %lld of %lld turn-1 samples of %zu tasks failed -> %zu repair "
+                   "dialogues (%.1f s); %d more steps\n",
+                   sampled->samples - sampled->passed, sampled->samples, corpus_tasks.size(),
+                   dialogues.size(), sampled->seconds, cfg.sft.self_repair_steps);
+    so.first_step = so.max_steps;
+    so.max_steps = cfg.sft.self_repair_steps;
+    so.minutes = minutes_left;
+    auto r2 = model->sft(examples, so, show_step);
+    if (!r2)
+      return r2.err();
+    sum.steps += r2->steps;
+    sum.final_loss = r2->final_loss;
+    sum.sft_seconds += r2->seconds;
+    sum.skipped_examples = static_cast<std::size_t>(r2->skipped_examples);
+    tokens += r2->tokens;
+  }
+  sum.tokens_per_second = sum.sft_seconds > 0 ? tokens / sum.sft_seconds : 0;
+  auto s = model->save(out_dir, tok_path, sum.steps);
   if (!s)
     return s.err();
   return sum;
@@ -172,13 +227,22 @@ int cmd_pretrain(services& svc, const std::string& out_dir, bool json) {
               r->checkpoint_dir.c_str(), r->parameters, r->vocab_size, r->turn1_examples,
               r->repair_examples, r->skipped_examples, r->steps, r->sft_seconds,
               r->tokens_per_second, r->first_loss, r->final_loss);
+  if (r->self_repair_samples > 0)
+    std::printf("self-repair: %lld of %lld turn-1 samples failed -> %zu repair dialogues "
+                "(sampling %.1f s)\n",
+                r->self_repair_samples - r->self_repair_passed, r->self_repair_samples,
+                r->self_repair_examples, r->self_repair_seconds);
   if (json)
     std::cout << nlohmann::json{{"checkpoint", r->checkpoint_dir}, {"parameters", r->parameters},
                                 {"vocab_size", r->vocab_size}, {"steps", r->steps},
                                 {"first_loss", r->first_loss}, {"final_loss", r->final_loss},
                                 {"sft_seconds", r->sft_seconds},
                                 {"corpus_seconds", r->corpus_seconds},
-                                {"tokens_per_second", r->tokens_per_second}}
+                                {"tokens_per_second", r->tokens_per_second},
+                                {"self_repair_samples", r->self_repair_samples},
+                                {"self_repair_passed", r->self_repair_passed},
+                                {"self_repair_examples", r->self_repair_examples},
+                                {"self_repair_seconds", r->self_repair_seconds}}
                    .dump()
               << "\n";
   return 0;

@@ -408,6 +408,17 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                                     + shown("train.group_size") + " (from "
                                     + origin("train.group_size") + ")"));
   }
+  // Self-repair needs a step count to take its last steps from.
+  if (cfg.sft.self_repair_steps > 0 && cfg.sft.self_repair_steps >= cfg.sft.max_steps) {
+    auto first = origins.count("sft.self_repair_steps") ? std::string("sft.self_repair_steps")
+                                                        : std::string("sft.max_steps");
+    errs.push_back(located(first, shown("sft.self_repair_steps") + " (from "
+                                    + origin("sft.self_repair_steps") + ") must be < "
+                                    + shown("sft.max_steps") + " (from " + origin("sft.max_steps")
+                                    + "): the self-repair steps are the last of max_steps, after "
+                                      "the warm start they sample from (max_steps = 0, a time "
+                                      "budget only, has no last steps)"));
+  }
   // The cluster's addresses and TLS files.
   for (const auto& n : cfg.cluster.nodes)
     if (auto hp = parse_host_port(n); !hp)

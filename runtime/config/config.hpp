@@ -119,6 +119,12 @@ struct sft_section {
   double repair_weight = 1.0; // how often a repair dialogue is drawn relative to a turn-1 example
   repair_format repair_target = repair_format::full;
   double alt_solution_weight = 1.0; // weight factor of examples whose target is not the task's first solution
+  // Self-repair: the last self_repair_steps of max_steps also train on the warm start's own
+  // failed samples (self_repair_samples per task, their real feedback) answered with a correct
+  // solution, weighted self_repair_weight. 0 = off.
+  int self_repair_steps = 0;
+  int self_repair_samples = 8;
+  double self_repair_weight = 1.0;
   std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
 };
 
@@ -295,7 +301,8 @@ leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
 // hold their defaults.
 // Rules across keys, checked once every layer is applied: train.dcp_t_min <= train.dcp_t_max,
 // and with absolute thresholds (train.dcp_fractional = false) both <= train.group_size; with
-// fractions both <= 1. The error names each key involved and where its value came from.
+// fractions both <= 1; sft.self_repair_steps < sft.max_steps when it is not 0. The error names
+// each key involved and where its value came from.
 leap::result<void> check_consistency(const leap_config& cfg, const key_origins& origins);
 
 // Applies one command-line override "section.key=value" (value parsed according to the key's

@@ -204,6 +204,20 @@ void register_sft(registry& r) {
         "other correct solutions rather than its first (simplest) one; below 1 a small model "
         "memorises one solution per task sooner, and its repairs converge on that solution.")
       .at_least(0);
+  s.key("self_repair_steps", &sft_section::self_repair_steps,
+        "The last self_repair_steps of sft.max_steps (which must be larger) also train on the "
+        "model's own mistakes: after the first max_steps - self_repair_steps steps, leap samples "
+        "self_repair_samples turn-1 attempts of every corpus task from the model (eval.temperature, "
+        "eval.max_new_tokens), judges them in the environment, and adds each failed one as a repair "
+        "dialogue: its code and real feedback, answered by the task's first correct solution. "
+        "0 = off.")
+      .at_least(0);
+  s.key("self_repair_samples", &sft_section::self_repair_samples,
+        "Turn-1 samples per task for the self-repair dialogues.")
+      .at_least(1);
+  s.key("self_repair_weight", &sft_section::self_repair_weight,
+        "Sampling weight of a self-repair dialogue relative to a turn-1 example.")
+      .at_least(0);
   s.key("tasks", &sft_section::tasks,
         "Tasks whose corpus is trained on; empty = every train-split task. Eval-split tasks are "
         "refused.");

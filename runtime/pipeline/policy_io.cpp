@@ -24,6 +24,29 @@ std::string task_prompt(const env::task_spec& t, const std::vector<std::string>&
   return policy::render_prompt(view_of(t), history, format);
 }
 
+std::vector<sft_text> self_repair_texts(const std::vector<failed_turn>& failures,
+                                        const std::vector<sft_text>& texts,
+                                        const std::map<std::string, env::task_spec>& tasks) {
+  std::map<std::string, const sft_text*> first_solution;
+  for (const auto& t : texts)
+    if (!t.repair && t.alternative == 0)
+      first_solution.emplace(t.task, &t);
+  std::vector<sft_text> out;
+  for (const auto& f : failures) {
+    auto target = first_solution.find(f.task);
+    auto spec = tasks.find(f.task);
+    if (target == first_solution.end() || spec == tasks.end())
+      continue;
+    sft_text t;
+    t.task = f.task;
+    t.prompt = task_prompt(spec->second, {f.code}, {f.feedback}, policy::chat_format::leap);
+    t.completion = target->second->completion;
+    t.repair = true;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::optional<policy::chat_format> named_chat_format(config::chat_format_choice choice) {
   switch (choice) {
     case config::chat_format_choice::leap: return policy::chat_format::leap;

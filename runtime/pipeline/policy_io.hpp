@@ -5,10 +5,12 @@
 
 #include "common/result.hpp"
 #include "env/task.hpp"
+#include "env/verdict.hpp"
 #include "runtime/config/config.hpp"
 #include "policy/prompt.hpp"
 #include "policy/tokenizer.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +49,22 @@ struct sft_text {
 result<std::vector<sft_text>> load_sft_texts(
   const std::string& corpus_jsonl, const std::map<std::string, env::task_spec>& tasks,
   config::repair_format repairs = config::repair_format::full);
+
+// A failed turn-1 attempt as the attempt's next turn would show it to the model.
+struct failed_turn {
+  std::string task;
+  std::string code;      // the code extracted from the completion ("" when it had none)
+  std::string feedback;  // the verdict's feedback
+  env::status status = env::status::rejected;
+};
+
+// Self-repair dialogues (sft.self_repair_steps): each failed attempt's code and real feedback, in
+// the prompt its next turn shows (leap format), answered by its task's first correct solution
+// (the completion of the task's alternative-0 turn-1 pair in `texts`). Failures of tasks that
+// have no such pair are left out. In the order of `failures`; repair = true.
+std::vector<sft_text> self_repair_texts(const std::vector<failed_turn>& failures,
+                                        const std::vector<sft_text>& texts,
+                                        const std::map<std::string, env::task_spec>& tasks);
 
 // Encodes prompt + completion + eos.
 struct encoded_pair {

@@ -4,6 +4,7 @@
 // emulation, and feeds the verdicts back for a second turn. Then the held-out split (issue 17).
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "policy/model_config.hpp"
 #include "runtime/commands/eval.hpp"
 #include "runtime/commands/corpus.hpp"
 #include "runtime/commands/pretrain.hpp"
@@ -20,6 +21,35 @@
 namespace fs = std::filesystem;
 using namespace leap;
 using namespace leap::runtime;
+
+// sft.self_repair_steps: the warm start's own turn-1 samples are judged by the environment and
+// every failed one becomes a repair dialogue for the last steps of the same schedule.
+TEST(PolicyE2E, SelfRepairTrainsTheLastStepsOnTheModelsOwnFailures) {
+  auto cfg = config::defaults();
+  for (const char* s : {"environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
+                        "policy.vocab_size=600", "policy.d_model=32", "policy.n_layers=1",
+                        "policy.n_heads=2", "policy.n_kv_heads=1", "policy.d_ff=64",
+                        "sft.max_steps=4", "sft.self_repair_steps=2", "sft.self_repair_samples=3",
+                        "sft.batch_sequences=2", "eval.max_new_tokens=48",
+                        "executor.timeout_seconds=10"})
+    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto dir = *make_temp_dir(temp_root(), "leap-self-repair-") + "/checkpoint";
+  auto p = pretrain(**svc, dir, false);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->steps, 4); // 2 + 2: one schedule
+  // 3 samples of each task, every one judged (48 tokens hold no whole solution of this model).
+  EXPECT_EQ(p->self_repair_samples, 6);
+  EXPECT_EQ(p->self_repair_examples,
+            static_cast<std::size_t>(p->self_repair_samples - p->self_repair_passed));
+  EXPECT_GE(p->self_repair_examples, 1u);
+  EXPECT_GT(p->self_repair_seconds, 0.0);
+  EXPECT_TRUE(fs::exists(dir + "/model.safetensors"));
+  auto back = policy::load_checkpoint_config(dir);
+  ASSERT_TRUE(back.ok()) << back.message();
+}
 
 TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   auto cfg = config::defaults();

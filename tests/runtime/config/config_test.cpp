@@ -92,7 +92,9 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.n_kv_heads", "policy.d_ff", "policy.max_seq_len", "policy.rope_theta",
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
-      "sft.corpus_seed", "sft.bugs_per_kind", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight", "sft.tasks", "eval.group_size", "eval.max_turns",
+      "sft.corpus_seed", "sft.bugs_per_kind", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
+      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.tasks",
+      "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
       "train.steps", "train.max_minutes", "train.max_compiles", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
       "train.max_staleness", "train.batch_order", "train.generators", "train.dcp", "train.dcp_t_min",
@@ -648,6 +650,17 @@ TEST(ConfigConsistency, ThresholdsWithinTheGroupSize) {
             "false, from x.toml:3:1): it must be <= train.group_size = 4 (from x.toml:2:1)");
   EXPECT_TRUE(load_string("[train]\ngroup_size = 8\ndcp_fractional = false\ndcp_t_min = 2\n"
                           "dcp_t_max = 6\n", "x.toml").ok());
+}
+
+TEST(ConfigConsistency, SelfRepairStepsAreTheLastOfMaxSteps) {
+  EXPECT_EQ(load_error("[sft]\nmax_steps = 100\nself_repair_steps = 100\n"),
+            "x.toml:3:1: sft.self_repair_steps = 100 (from x.toml:3:1) must be < sft.max_steps = "
+            "100 (from x.toml:2:1): the self-repair steps are the last of max_steps, after the "
+            "warm start they sample from (max_steps = 0, a time budget only, has no last steps)");
+  auto d = load_error("[sft]\nself_repair_steps = 20\n");
+  EXPECT_NE(d.find("sft.max_steps = 0 (from the default)"), std::string::npos) << d;
+  EXPECT_TRUE(load_string("[sft]\nmax_steps = 100\nself_repair_steps = 99\n", "x.toml").ok());
+  EXPECT_TRUE(load_string("[sft]\nself_repair_steps = 0\n", "x.toml").ok());
 }
 
 TEST(ConfigConsistency, OverridesAreCheckedOnceEveryLayerIsApplied) {
