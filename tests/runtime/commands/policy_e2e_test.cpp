@@ -22,18 +22,31 @@ namespace fs = std::filesystem;
 using namespace leap;
 using namespace leap::runtime;
 
+namespace {
+
+// A tiny policy on vector_add and relu with a few SFT steps and 48-token samples, the CPU
+// backend and the shared test cache, plus `extra` overrides.
+config::leap_config tiny_policy_config(const std::vector<std::string>& extra) {
+  auto cfg = config::defaults();
+  std::vector<std::string> sets{"environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
+                                "policy.vocab_size=600", "policy.d_model=32", "policy.n_layers=1",
+                                "policy.n_heads=2", "policy.n_kv_heads=1", "policy.d_ff=64",
+                                "sft.batch_sequences=2", "eval.max_new_tokens=48",
+                                "executor.timeout_seconds=10"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  for (const auto& s : sets)
+    EXPECT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  return cfg;
+}
+
+} // namespace
+
 // sft.self_repair_steps: the warm start's own turn-1 samples are judged by the environment and
 // every failed one becomes a repair dialogue for the last steps of the same schedule.
 TEST(PolicyE2E, SelfRepairTrainsTheLastStepsOnTheModelsOwnFailures) {
-  auto cfg = config::defaults();
-  for (const char* s : {"environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
-                        "policy.vocab_size=600", "policy.d_model=32", "policy.n_layers=1",
-                        "policy.n_heads=2", "policy.n_kv_heads=1", "policy.d_ff=64",
-                        "sft.max_steps=4", "sft.self_repair_steps=2", "sft.self_repair_samples=3",
-                        "sft.batch_sequences=2", "eval.max_new_tokens=48",
-                        "executor.timeout_seconds=10"})
-    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
-  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  auto cfg = tiny_policy_config({"sft.max_steps=4", "sft.self_repair_steps=2",
+                                 "sft.self_repair_samples=3"});
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
   auto dir = *make_temp_dir(temp_root(), "leap-self-repair-") + "/checkpoint";
@@ -52,15 +65,8 @@ TEST(PolicyE2E, SelfRepairTrainsTheLastStepsOnTheModelsOwnFailures) {
 }
 
 TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
-  auto cfg = config::defaults();
-  for (const char* s : {"environment.backend=cpu", "sft.tasks=[\"vector_add\", \"relu\"]",
-                        "eval.split=train", "eval.tasks=[\"vector_add\", \"relu\"]", "policy.vocab_size=600",
-                        "policy.d_model=32", "policy.n_layers=1", "policy.n_heads=2",
-                        "policy.n_kv_heads=1", "policy.d_ff=64", "sft.max_steps=3",
-                        "sft.batch_sequences=2", "eval.group_size=2", "eval.max_turns=2",
-                        "eval.max_new_tokens=48", "executor.timeout_seconds=10"})
-    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
-  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  auto cfg = tiny_policy_config({"eval.split=train", "eval.tasks=[\"vector_add\", \"relu\"]",
+                                 "sft.max_steps=3", "eval.group_size=2", "eval.max_turns=2"});
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
   auto dir = *make_temp_dir(temp_root(), "leap-pretrain-") + "/checkpoint";
