@@ -134,13 +134,17 @@ struct eval_policy {
 
 using group_callback = std::function<void(const msg::group_result&, const eval_policy&)>;
 
+// Where the samples come from: generation.source (the checkpoint, or the [openai] server), or
+// always the checkpoint (a warm start sampling from itself).
+enum class sampler { configured, checkpoint };
+
 // G attempts at each of `names` from the checkpoint in `dir`, sampled with `ec`'s settings (group
 // size, turns, temperature, token budget, seed) through the pipeline of `leap train`; blocks
 // until every group has finished. `on_group` (optional) sees each finished group.
 result<pipeline_outcome> run_eval_pipeline(services& svc, const std::string& dir,
                                            const std::vector<std::string>& names,
-                                           const config::eval_section& ec, bool show,
-                                           group_callback on_group) {
+                                           const config::eval_section& ec, sampler from,
+                                           bool show, group_callback on_group) {
   auto tok_path = policy::checkpoint_tokenizer_path(dir);
   if (!tok_path)
     return tok_path.err();
@@ -167,7 +171,7 @@ result<pipeline_outcome> run_eval_pipeline(services& svc, const std::string& dir
   const int replicas = static_cast<int>(std::max<std::size_t>(
     1, std::min<std::size_t>(names.size(), std::max(1u, std::thread::hardware_concurrency()))));
   std::shared_ptr<policy::generation_engine> engine;
-  if (svc.cfg.generation.source == config::generation_source::openai) {
+  if (from == sampler::configured && svc.cfg.generation.source == config::generation_source::openai) {
     auto remote = openai_generation_engine(svc.cfg, tok, *format);
     if (!remote)
       return remote.err();
@@ -224,7 +228,8 @@ result<sampled_failures> sample_failures(services& svc, const std::string& dir,
   ec.max_turns = 1;
   std::size_t done = 0;
   auto out = run_eval_pipeline(
-    svc, dir, names, ec, false, [&](const msg::group_result& g, const eval_policy&) {
+    svc, dir, names, ec, sampler::checkpoint, false,
+    [&](const msg::group_result& g, const eval_policy&) {
       ++done;
       if (show)
         std::fprintf(stderr, "\rself-repair: sampled %zu/%zu tasks", done, names.size());
@@ -298,7 +303,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
       }
     dump->flush();
   };
-  auto ran = run_eval_pipeline(svc, dir, names, cfg.eval, show, on_group);
+  auto ran = run_eval_pipeline(svc, dir, names, cfg.eval, sampler::configured, show, on_group);
   if (!ran)
     return ran.err();
   auto& out = *ran;

@@ -66,9 +66,10 @@ struct sampled_failures {
   double seconds = 0;
 };
 
-// `group_size` turn-1 samples of each of `tasks` from the checkpoint in `dir`, judged by the
-// environment through the pipeline of `leap eval` (eval.temperature, eval.max_new_tokens,
-// eval.seed; one turn), and the attempts that failed. Used by `leap pretrain`'s self-repair
+// `group_size` turn-1 samples of each of `tasks` from the checkpoint in `dir` (always the
+// checkpoint itself, whatever generation.source says), judged by the environment through the
+// pipeline of `leap eval` (eval.temperature, eval.max_new_tokens, eval.seed; one turn), and the
+// attempts that failed. Used by `leap pretrain`'s self-repair
 // phase (sft.self_repair_steps). Main thread; sets LibTorch to one compute thread per replica.
 result<sampled_failures> sample_failures(services& svc, const std::string& checkpoint_dir,
                                          const std::vector<std::string>& tasks, int group_size,
