@@ -151,11 +151,12 @@ TEST_F(fixture, ClusterMessagesRoundTrip) {
 }
 
 TEST_F(fixture, ServeMessagesRoundTrip) {
-  msg::check_call c{"vector_add", {false, "", "no fenced block", 12}};
+  msg::check_call c{"vector_add", {false, "", "no fenced block", 12, "<<<<<<< SEARCH"}};
   auto pc = roundtrip(c);
   EXPECT_EQ(pc.task, "vector_add");
   EXPECT_FALSE(pc.s.has_code);
   EXPECT_EQ(pc.s.no_code_reason, "no fenced block");
+  EXPECT_EQ(pc.s.edit, "<<<<<<< SEARCH");
   EXPECT_EQ(pc.s.tokens, 12);
   msg::group_answer a;
   a.status = msg::serve_status::busy;
@@ -231,7 +232,7 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   EXPECT_EQ(w.version, 4);
   EXPECT_EQ(w.safetensors.size(), 4u);
   msg::turn_record t{{1}, {2, 3}, {-0.5f, -0.25f}, 2, true, env::status::wrong_answer, "mismatch",
-                     true, 1.5, 0.25, 1.75};
+                     true, 1.5, 0.25, 1.75, "__global__ void k() {}\n", "wrong result for output y"};
   msg::group_result gres;
   gres.group_id = 9;
   gres.task = "relu";
@@ -254,6 +255,8 @@ TEST_F(fixture, TrainingMessagesRoundTrip) {
   EXPECT_EQ(s2.group.trajectories[0].turns[1].status, env::status::wrong_answer);
   EXPECT_TRUE(s2.group.trajectories[0].turns[1].judged);
   EXPECT_DOUBLE_EQ(s2.group.trajectories[0].turns[1].t_verdict, 1.75);
+  EXPECT_EQ(s2.group.trajectories[0].turns[1].code, t.code);
+  EXPECT_EQ(s2.group.trajectories[0].turns[1].feedback, t.feedback);
   EXPECT_EQ(s2.group.trajectories[0].end, algo::attempt_end::solved);
   EXPECT_EQ(s2.group.trajectories[1].end, algo::attempt_end::dropped);
   EXPECT_EQ(s2.group.trajectories[1].end_reason, gres.trajectories[1].end_reason);
