@@ -186,12 +186,10 @@ result<pipeline_outcome> run_eval_pipeline(services& svc, const std::string& dir
     engine = std::move(*local);
   }
 
-  config::leap_config with_settings = svc.cfg;
-  with_settings.eval = ec;
   pipeline_description d;
   d.svc = &svc;
   d.tasks = svc.tasks;
-  d.gatekeeper = eval_gatekeeper_options_of(with_settings);
+  d.gatekeeper = eval_gatekeeper_options_of(svc.cfg, ec);
   d.gatekeeper.backend = svc.backend;
   d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
   d.gatekeeper.eos_id = tok->token_id(policy::end_of_turn(*format));
@@ -249,7 +247,7 @@ result<sampled_failures> sample_failures(services& svc, const std::string& dir,
         ++res.passed;
         continue;
       }
-      res.failures.push_back({g.task, t.code, t.feedback, t.status});
+      res.failures.push_back({g.task, t.code, t.feedback});
     }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;

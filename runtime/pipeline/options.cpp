@@ -38,8 +38,8 @@ actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
   return go;
 }
 
-actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg) {
-  const auto& ec = cfg.eval;
+actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg,
+                                                      const config::eval_section& ec) {
   actors::gatekeeper_options go;
   go.rollout.group_size = ec.group_size;
   go.rollout.max_turns = ec.max_turns;

@@ -28,8 +28,11 @@ algo::estimator_config estimator_of(const config::train_section& t);
 // sequence limits. `dcp` false expands every failure (the bench's DCP-off mode).
 actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
                                                  msg::train_mode mode, bool dcp);
-// The rollout of `leap eval` ([eval]: G, turns, sampling; no DCP: every failure is retried).
-actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg);
+// The rollout of an evaluation (`ec`: G, turns, sampling; cfg.eval for `leap eval`, a one-turn
+// variant for pretrain's self-repair sampling; no DCP: every failure is retried), with cfg's
+// stage sizes.
+actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg,
+                                                      const config::eval_section& ec);
 
 // B, steps, staleness (0 in sync mode), the seed and the task list.
 actors::trainer_options trainer_options_of(const config::train_section& t, msg::train_mode mode,

@@ -5,7 +5,6 @@
 
 #include "common/result.hpp"
 #include "env/task.hpp"
-#include "env/verdict.hpp"
 #include "runtime/config/config.hpp"
 #include "policy/prompt.hpp"
 #include "policy/tokenizer.hpp"
@@ -55,7 +54,6 @@ struct failed_turn {
   std::string task;
   std::string code;      // the code extracted from the completion ("" when it had none)
   std::string feedback;  // the verdict's feedback
-  env::status status = env::status::rejected;
 };
 
 // Self-repair dialogues (sft.self_repair_steps): each failed attempt's code and real feedback, in

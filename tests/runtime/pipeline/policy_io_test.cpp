@@ -45,10 +45,9 @@ TEST(SelfRepairTexts, AFailedAttemptIsAnsweredByItsTasksFirstSolutionInTheNextTu
   repair.repair = true;
   texts.push_back(repair);
   const std::vector<failed_turn> failures{
-    {"relu", "__global__ void k() { oops }\n", "compile error:\nsolution.cu(1): error: oops",
-     env::status::compile_error},
-    {"gelu", "gelu attempt\n", "wrong answer", env::status::wrong_answer},
-    {"saxpy", "", "no ```cuda code block found", env::status::rejected}};
+    {"relu", "__global__ void k() { oops }\n", "compile error:\nsolution.cu(1): error: oops"},
+    {"gelu", "gelu attempt\n", "wrong answer"},
+    {"saxpy", "", "no ```cuda code block found"}};
 
   auto out = self_repair_texts(failures, texts, tasks);
 
