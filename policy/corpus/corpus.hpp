@@ -68,6 +68,9 @@ struct generate_options {
   std::uint64_t seed = 1;
   // Buggy variants per (task, bug kind) where the kind applies (distinct origins when possible).
   int bugs_per_kind = 1;
+  // Correct variants per task: the first N strategies of each task (its simplest first), and only
+  // buggy variants derived from them; 0 = every strategy the family has.
+  int solutions_per_task = 0;
   // The bug kinds to inject, in all_bug_kinds() order whatever the order here; empty = all.
   std::vector<bug_kind> kinds;
   // Restrict to these task names (empty = every task given).

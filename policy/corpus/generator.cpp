@@ -86,6 +86,8 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
     }
     if (tmpls.empty())
       return make_error("corpus: family " + fam + " has no templates for task '" + t.name + "'");
+    if (opt.solutions_per_task > 0 && tmpls.size() > static_cast<std::size_t>(opt.solutions_per_task))
+      tmpls.resize(static_cast<std::size_t>(opt.solutions_per_task));
     // Correct variants.
     std::vector<variant> sols;
     std::set<std::string> names;

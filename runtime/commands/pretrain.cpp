@@ -51,10 +51,13 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     for (auto& k : cfg.sft.bug_kinds)
       shape += k + ",";
   }
+  if (cfg.sft.solutions_per_task != defaults.solutions_per_task)
+    shape += "|solutions_per_task=" + std::to_string(cfg.sft.solutions_per_task);
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
   co.bugs_per_kind = cfg.sft.bugs_per_kind;
+  co.solutions_per_task = cfg.sft.solutions_per_task;
   co.bug_kinds = cfg.sft.bug_kinds;
   // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).
   co.tasks = cfg.sft.tasks;

@@ -180,6 +180,12 @@ void register_sft(registry& r) {
         "solution where the task has enough); every one the environment fails becomes a repair "
         "dialogue.")
       .at_least(0);
+  s.key("solutions_per_task", &sft_section::solutions_per_task,
+        "Correct strategies per task in the corpus: each task's first N (its simplest first) and "
+        "only the buggy variants derived from them; 0 = all. Fewer variants to label (each is "
+        "compiled and run), for configs whose sft.alt_solution_weight gives the others little "
+        "weight.")
+      .at_least(0);
   // The names of corpus::all_bug_kinds(), in its order (tests/runtime/commands/corpus_e2e_test.cpp
   // checks that they agree; leap_config does not link the corpus).
   s.key("bug_kinds", &sft_section::bug_kinds,

@@ -318,6 +318,42 @@ TEST(CorpusGenerator, KindsRestrictWithoutChangingTheRest) {
   EXPECT_EQ(got, expected);
 }
 
+// generate_options::solutions_per_task keeps each task's first N strategies of the full corpus,
+// in order and unchanged, and derives every buggy variant from one of them.
+TEST(CorpusGenerator, SolutionsPerTaskKeepsTheFirstStrategiesAndTheirBugs) {
+  generate_options all_opt;
+  all_opt.seed = 5;
+  auto all = generate(suite(), all_opt);
+  ASSERT_TRUE(all.ok()) << all.message();
+  for (int n : {1, 2}) {
+    generate_options few = all_opt;
+    few.solutions_per_task = n;
+    auto some = generate(suite(), few);
+    ASSERT_TRUE(some.ok()) << some.message();
+    std::map<std::string, std::vector<std::string>> first, kept;
+    for (auto& v : *all)
+      if (v.kind == variant_kind::solution && first[v.task].size() < static_cast<std::size_t>(n))
+        first[v.task].push_back(v.name + "\n" + v.source);
+    std::size_t bugs = 0, bugs_all = 0;
+    for (auto& v : *all)
+      bugs_all += v.kind == variant_kind::buggy;
+    for (auto& v : *some) {
+      if (v.kind == variant_kind::solution) {
+        kept[v.task].push_back(v.name + "\n" + v.source);
+        continue;
+      }
+      ++bugs;
+      const auto& names = first[v.task];
+      EXPECT_TRUE(std::any_of(names.begin(), names.end(), [&](const std::string& s) {
+        return s == v.origin + "\n" + v.origin_source;
+      })) << v.task << "/" << v.name << " derives from " << v.origin;
+    }
+    EXPECT_EQ(kept, first) << "n = " << n;
+    EXPECT_GE(bugs, suite().size()) << "n = " << n; // the typo kinds apply to any strategy
+    EXPECT_LT(bugs, bugs_all) << "n = " << n;
+  }
+}
+
 TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {
   const std::string nvcc = "/usr/local/cuda/bin/nvcc";
   if (!std::filesystem::exists(nvcc))

@@ -92,7 +92,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.n_kv_heads", "policy.d_ff", "policy.max_seq_len", "policy.rope_theta",
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
-      "sft.corpus_seed", "sft.bugs_per_kind", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
+      "sft.corpus_seed", "sft.bugs_per_kind", "sft.solutions_per_task", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
       "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.tasks",
       "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
