@@ -213,10 +213,10 @@ void register_sft(registry& r) {
   s.key("self_repair_steps", &sft_section::self_repair_steps,
         "The last self_repair_steps of sft.max_steps (which must be larger) also train on the "
         "model's own mistakes: after the first max_steps - self_repair_steps steps, leap samples "
-        "self_repair_samples turn-1 attempts of every corpus task from the model (eval.temperature, "
-        "eval.top_p, eval.max_new_tokens, eval.seed), judges them in the environment, and adds each failed one as a repair "
-        "dialogue: its code and real feedback, answered by the task's first correct solution. "
-        "0 = off.")
+        "self_repair_samples turn-1 attempts of every corpus task from the model "
+        "(eval.temperature, eval.top_p, eval.max_new_tokens, eval.seed), judges them in the "
+        "environment, and adds each failed one as a repair dialogue: its code and real feedback, "
+        "answered by the task's first correct solution. 0 = off.")
       .at_least(0);
   s.key("self_repair_samples", &sft_section::self_repair_samples,
         "Turn-1 samples per task for the self-repair dialogues.")
