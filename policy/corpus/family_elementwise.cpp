@@ -20,16 +20,16 @@ struct ew_op {
 
 const std::map<std::string, ew_op>& ops() {
   static const std::map<std::string, ew_op> m{
-    {"vector_add", {{"a", "b"}, "c", "v0 + v1", ""}},
-    {"elementwise_mul", {{"a", "b"}, "c", "v0 * v1", ""}},
-    {"relu", {{"x"}, "y", "fmaxf(v0, 0.0f)", ""}},
-    {"leaky_relu", {{"x"}, "y", "(v0 > 0.0f ? v0 : 0.01f * v0)", ""}},
-    {"sigmoid", {{"x"}, "y", "1.0f / (1.0f + expf(-v0))", ""}},
-    {"gelu", {{"x"}, "y", "0.5f * v0 * (1.0f + tanhf(0.7978845608f * (v0 + 0.044715f * v0 * v0 * v0)))", ""}},
+    {"vector_add", {{"a", "b"}, "c", "v0 + v1", "", {}}},
+    {"elementwise_mul", {{"a", "b"}, "c", "v0 * v1", "", {}}},
+    {"relu", {{"x"}, "y", "fmaxf(v0, 0.0f)", "", {}}},
+    {"leaky_relu", {{"x"}, "y", "(v0 > 0.0f ? v0 : 0.01f * v0)", "", {}}},
+    {"sigmoid", {{"x"}, "y", "1.0f / (1.0f + expf(-v0))", "", {}}},
+    {"gelu", {{"x"}, "y", "0.5f * v0 * (1.0f + tanhf(0.7978845608f * (v0 + 0.044715f * v0 * v0 * v0)))", "", {}}},
     {"saxpy", {{"x", "y"}, "out", "s * v0 + v1", "const float s = alpha[0];", {"s"}}},
-    {"silu", {{"x"}, "y", "v0 / (1.0f + expf(-v0))", ""}},
-    {"softplus", {{"x"}, "y", "(v0 > 20.0f ? v0 : log1pf(expf(v0)))", ""}},
-    {"hardswish", {{"x"}, "y", "v0 * fminf(fmaxf(v0 + 3.0f, 0.0f), 6.0f) / 6.0f", ""}},
+    {"silu", {{"x"}, "y", "v0 / (1.0f + expf(-v0))", "", {}}},
+    {"softplus", {{"x"}, "y", "(v0 > 20.0f ? v0 : log1pf(expf(v0)))", "", {}}},
+    {"hardswish", {{"x"}, "y", "v0 * fminf(fmaxf(v0 + 3.0f, 0.0f), 6.0f) / 6.0f", "", {}}},
     {"clamp", {{"x"}, "y", "fminf(fmaxf(v0, low), high)", "const float low = lo[0];\nconst float high = hi[0];",
                {"low", "high"}}},
   };

@@ -168,8 +168,11 @@ TEST(Sampler, TopLogprobsAreTheMostLikelyTokens) {
   const auto& u = (*t)[0];
   for (std::size_t k = 0; k < u.tokens.size(); ++k) {
     EXPECT_LE(u.logprobs[k], u.top_logprobs[k][0].second + 1e-6f);
-    for (auto& [id, lp] : u.top_logprobs[k])
-      if (id == u.tokens[k]) EXPECT_FLOAT_EQ(lp, u.logprobs[k]);
+    for (auto& [id, lp] : u.top_logprobs[k]) {
+      if (id == u.tokens[k]) {
+        EXPECT_FLOAT_EQ(lp, u.logprobs[k]);
+      }
+    }
   }
   p.top_logprobs = 0;
   EXPECT_TRUE((*sample_batch(*m, {prompt}, p))[0].top_logprobs.empty());
@@ -248,7 +251,7 @@ TEST(Sampler, StopTokenAndEosFinish) {
 
   // Same weights with eos_id set to that token.
   auto e = tiny_model(third);
-  auto out = sample_group(*e, prompt, sampling_params{2, 0.0, 1.0, 10, {}, {}, nullptr, 0});
+  auto out = sample_group(*e, prompt, sampling_params{2, 0.0, 1.0, 10, {}, {}, nullptr, 0, {}, 0, nullptr});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[1].finish, finish_reason::eos);
   EXPECT_EQ((*out)[1].length, pos + 1);

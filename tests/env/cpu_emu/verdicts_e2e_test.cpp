@@ -100,15 +100,17 @@ TEST(EmuVerdicts, EveryFidelityKernelGetsItsExpectedVerdict) {
                 env::to_string(v.st), v.reason.c_str(), v.flags.c_str());
     ASSERT_FALSE(c.expect.empty()) << c.path << " has no '// expect:' line";
     EXPECT_EQ(env::to_string(v.st), c.expect) << c.path << "\n  reason: " << v.reason << "\n  feedback: " << v.feedback;
-    if (!c.reason.empty())
+    if (!c.reason.empty()) {
       EXPECT_EQ(v.reason, c.reason) << c.path << "\n  feedback: " << v.feedback;
+    }
     for (auto& f : c.flags)
       EXPECT_TRUE(has_flag(v.flags, f)) << c.path << ": flags '" << v.flags << "' lack " << f;
     if (c.flags.empty()) {
       EXPECT_FALSE(has_flag(v.flags, "implicit_warp_sync")) << c.path << ": " << v.flags;
       EXPECT_FALSE(has_flag(v.flags, "undefined_behaviour")) << c.path << ": " << v.flags;
     }
-    if (!c.feedback.empty())
+    if (!c.feedback.empty()) {
       EXPECT_NE(v.feedback.find(c.feedback), std::string::npos) << c.path << "\n  feedback: " << v.feedback;
+    }
   }
 }

@@ -139,9 +139,11 @@ TEST_F(cluster_fixture, CheckThroughTwoNodesGivesTheSingleProcessVerdicts) {
   EXPECT_TRUE(verify.exited_ok()) << verify.out() << verify.err();
   EXPECT_NE(verify.out().find("2 passed, 0 failed"), std::string::npos) << verify.out();
   // Both nodes did work: the node that did not compile a candidate built what it ran.
-  for (auto& p : procs)
-    if (p->out().find("node ready") != std::string::npos)
+  for (auto& p : procs) {
+    if (p->out().find("node ready") != std::string::npos) {
       EXPECT_NE(p->err().find("head connected"), std::string::npos) << p->err();
+    }
+  }
   // SIGTERM drains each node: it exits 0 and says how many jobs it did.
   for (auto& p : procs) {
     if (p->out().find("node ready") == std::string::npos)

@@ -237,9 +237,10 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 600));
     ASSERT_FALSE(p.exited(std::chrono::milliseconds(0))) << "run " << k << " ended\n" << p.err();
     p.kill(SIGKILL);
-    if (k > 0)
+    if (k > 0) {
       EXPECT_NE(p.out().find("resuming at step " + std::to_string(before)), std::string::npos)
-        << "run " << k << ": " << p.out();
+          << "run " << k << ": " << p.out();
+    }
     auto seen = read_metrics(out + "/metrics.jsonl").size();
     auto st = trainer_state(out + "/checkpoint");
     ASSERT_TRUE(st.contains("step")) << "no checkpoint after kill " << k;

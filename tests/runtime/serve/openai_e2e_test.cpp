@@ -492,8 +492,9 @@ TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
   auto svc = runtime::make_services(bad);
   ASSERT_TRUE(svc.ok()) << svc.message();
   auto r = runtime::evaluate_checkpoint(**svc, checkpoint_, false);
-  if (r.ok()) // the attempts are dropped (lost to the infrastructure), never judged
+  if (r.ok()) { // the attempts are dropped (lost to the infrastructure), never judged
     EXPECT_EQ(r->generated_tokens, 0);
+  }
 }
 
 TEST_F(OpenAIServe, BenchSamplesFromTheServer) {

@@ -40,8 +40,6 @@ std::string temp_dir(const std::string& name) {
   return d.string();
 }
 
-std::string json_string(const std::string& s) { return json(s).dump(); }
-
 std::string check_body(const std::string& task, const std::string& src) {
   return json{{"task", task}, {"source", src}}.dump();
 }
