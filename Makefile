@@ -37,10 +37,11 @@ test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
 # Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound
-# scenario (async vs sync vs DCP off; about 3 minutes). The benchmark binaries get the OpenMP wait
-# policy that `leap` itself runs with (runtime/main.cpp).
+# scenario (async vs sync vs DCP off; about 3 minutes). The benchmark binaries get the OpenMP and
+# OpenBLAS idle-wait settings that `leap` itself runs with (common/thread_pools_env.hpp).
 bench: build
-	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} "$$b"; done
+	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} \
+	  OPENBLAS_THREAD_TIMEOUT=$${OPENBLAS_THREAD_TIMEOUT:-4} "$$b"; done
 	$(LEAP) bench --config configs/bench/compile_bound.toml
 
 bench-pipeline: build

@@ -1,9 +1,10 @@
 // bench_startup: what a script pays per `leap` call (issue 19 "start-up"). Each benchmark starts
 // one process and waits for it: `version`, and a `check --reference` whose build is already in
 // the cache, through the `leap` front end (no LibTorch) and through `leap-torch` (every verb,
-// LibTorch loaded; started without OMP_WAIT_POLICY it re-executes itself once, exactly as the
-// single `leap` binary did before the split). Wall time per call, manual timing, 10 repetitions
-// with min / median / max; run with --benchmark_enable_random_interleaving=true to alternate.
+// LibTorch loaded; started without OMP_WAIT_POLICY and OPENBLAS_THREAD_TIMEOUT it re-executes
+// itself once, exactly as the single `leap` binary did before the split). Wall time per call,
+// manual timing, 10 repetitions with min / median / max; run with
+// --benchmark_enable_random_interleaving=true to alternate.
 #include "common/fs.hpp"
 
 #include <benchmark/benchmark.h>
@@ -45,7 +46,8 @@ const std::string& cache_dir() {
   return o.dir;
 }
 
-// Runs argv with stdout and stderr on /dev/null and without OMP_WAIT_POLICY; its exit status.
+// Runs argv with stdout and stderr on /dev/null and without the thread-pool variables leap sets
+// (common/thread_pools_env.hpp); its exit status.
 int run(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (auto& a : args)
@@ -53,7 +55,8 @@ int run(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("OMP_WAIT_POLICY=", 0) != 0)
+    if (std::string(*e).rfind("OMP_WAIT_POLICY=", 0) != 0
+        && std::string(*e).rfind("OPENBLAS_THREAD_TIMEOUT=", 0) != 0)
       env_s.emplace_back(*e);
   std::vector<char*> envp;
   for (auto& e : env_s)

@@ -4,6 +4,7 @@
 #include "runtime/commands/cli.hpp"
 
 #include "common/allocator.hpp"
+#include "common/thread_pools_env.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -11,17 +12,13 @@
 
 namespace {
 
-// LibTorch's CPU kernels run on libgomp, which reads OMP_WAIT_POLICY once, when the library is
-// loaded (before main). Its default lets idle OpenMP threads spin and then yield, and with the
-// many small ops of a small policy that spinning cost a third of the CPU time: on the 2-core
-// reference machine `leap pretrain` went from 1725 to 2664 tokens/s with PASSIVE (1-minute runs
-// side by side, configs/quickstart.toml). The `leap` front end sets it before it hands a verb
-// over; started directly, leap-torch re-executes itself once with PASSIVE unless the user chose a
-// policy; if the re-exec fails it simply runs with the default.
-void prefer_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr)
-    return;
-  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0)
+// LibTorch's libgomp and OpenBLAS read how their idle threads wait once, when they are loaded
+// (before main); common/thread_pools_env.hpp has the settings and what they are worth. The `leap`
+// front end sets them before it hands a verb over; started directly, leap-torch re-executes itself
+// once with them unless the user set them all; if the re-exec fails it simply runs with the
+// libraries' defaults.
+void prefer_quiet_thread_pools(char** argv) {
+  if (!leap::prefer_quiet_thread_pools())
     return;
   ::execv("/proc/self/exe", argv);
   // Still here: exec failed (no /proc, say). Carry on in this process.
@@ -30,7 +27,7 @@ void prefer_passive_openmp(char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-  prefer_passive_openmp(argv);
+  prefer_quiet_thread_pools(argv);
   // A write past RLIMIT_FSIZE fails with EFBIG (an error leap reports, naming the file) instead
   // of killing leap; children get the default back (env/process.cpp).
   std::signal(SIGXFSZ, SIG_IGN);

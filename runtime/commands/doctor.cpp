@@ -36,9 +36,13 @@ int run_doctor(const command_context& ctx) {
   }
   std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
   std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
-  // Read by libgomp when LibTorch loaded (runtime/main.cpp: the front end sets PASSIVE).
+  // Read by libgomp and OpenBLAS when LibTorch loaded (common/thread_pools_env.hpp: the front
+  // end sets leap's preferences unless the user set a variable).
   const char* omp = std::getenv("OMP_WAIT_POLICY");
   std::printf("OpenMP waiting:  OMP_WAIT_POLICY=%s\n", omp ? omp : "(unset: libgomp's default)");
+  const char* blas = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  std::printf("OpenBLAS idle:   OPENBLAS_THREAD_TIMEOUT=%s\n",
+              blas ? blas : "(unset: OpenBLAS's default, 28)");
   std::printf("isolation:       %s\n", svc.cfg.executor.sandbox
                                           ? svc.sandbox.summary().c_str()
                                           : "DISABLED (executor.sandbox = false)");

@@ -4,6 +4,8 @@
 #include "runtime/commands/cli.hpp"
 #include "runtime/commands/table.hpp"
 
+#include "common/thread_pools_env.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -33,11 +35,10 @@ std::string full_executable() {
 
 int hand_over(char** argv) {
   const auto full = full_executable();
-  // LibTorch's OpenMP (libgomp) reads OMP_WAIT_POLICY when it is loaded; PASSIVE keeps idle
-  // OpenMP threads from spinning (runtime/main.cpp says what it is worth). Set here, leap-torch
+  // LibTorch's OpenMP (libgomp) and OpenBLAS read how their idle threads wait when they are
+  // loaded (common/thread_pools_env.hpp says what each setting is worth). Set here, leap-torch
   // need not re-execute itself.
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr)
-    ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  prefer_quiet_thread_pools();
   if (full.find('/') == std::string::npos)
     ::execvp(full.c_str(), argv);
   else

@@ -1,6 +1,7 @@
 // The `leap` front end (runtime/commands/cli.hpp): it loads no LibTorch, runs its own verbs in
 // its own process, hands every other verb (and --help) to `leap-torch` from its own directory
-// with OpenMP's wait policy set, and says what to build when leap-torch is missing.
+// with the idle-wait settings of OpenMP and OpenBLAS set, and says what to build when leap-torch
+// is missing.
 #include "common/fs.hpp"
 
 #include <gtest/gtest.h>
@@ -57,19 +58,32 @@ TEST(FrontEnd, HelpListsEveryVerbThroughLeapTorch) {
     EXPECT_NE(r.out.find(std::string("  ") + verb), std::string::npos) << verb << "\n" << r.out;
 }
 
-TEST(FrontEnd, AHandedOverVerbRunsWithPassiveOpenMpUnlessTheUserChoseAPolicy) {
+TEST(FrontEnd, AHandedOverVerbRunsWithQuietThreadPoolsUnlessTheUserChoseOtherwise) {
+  const std::string unset = "env -u OMP_WAIT_POLICY -u OPENBLAS_THREAD_TIMEOUT ";
   // `config show` runs in the front end; an unknown verb goes to leap-torch, whose error lists
   // `bench` (a verb only leap-torch has): proof that it was handed over.
-  auto unknown = run("env -u OMP_WAIT_POLICY " + leap_bin + " no-such-verb");
+  auto unknown = run(unset + leap_bin + " no-such-verb");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("unknown command 'no-such-verb'"), std::string::npos) << unknown.out;
   EXPECT_NE(unknown.out.find("bench"), std::string::npos) << unknown.out;
-  // `doctor` runs in leap-torch and shows the wait policy LibTorch's OpenMP was loaded with.
-  auto passive = run("env -u OMP_WAIT_POLICY " + leap_bin + " doctor");
+  // `doctor` runs in leap-torch and shows the settings LibTorch's OpenMP and OpenBLAS were
+  // loaded with.
+  auto passive = run(unset + leap_bin + " doctor");
   EXPECT_EQ(passive.exit_code, 0) << passive.out;
   EXPECT_NE(passive.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << passive.out;
-  auto chosen = run("OMP_WAIT_POLICY=ACTIVE " + leap_bin + " doctor");
+  EXPECT_NE(passive.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << passive.out;
+  // A variable the user set is kept; the other one still gets leap's value.
+  auto chosen = run(unset + "OMP_WAIT_POLICY=ACTIVE " + leap_bin + " doctor");
   EXPECT_NE(chosen.out.find("OMP_WAIT_POLICY=ACTIVE"), std::string::npos) << chosen.out;
+  EXPECT_NE(chosen.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << chosen.out;
+  auto blas = run(unset + "OPENBLAS_THREAD_TIMEOUT=28 " + leap_bin + " doctor");
+  EXPECT_NE(blas.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << blas.out;
+  EXPECT_NE(blas.out.find("OPENBLAS_THREAD_TIMEOUT=28"), std::string::npos) << blas.out;
+  // Started directly, leap-torch re-executes itself once with the same settings.
+  auto direct = run(unset + leap_torch + " doctor");
+  EXPECT_EQ(direct.exit_code, 0) << direct.out;
+  EXPECT_NE(direct.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << direct.out;
+  EXPECT_NE(direct.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << direct.out;
   // The front end's own verbs answer without leap-torch.
   auto version = run(leap_bin + " version");
   EXPECT_EQ(version.exit_code, 0);
