@@ -67,23 +67,22 @@ TEST(FrontEnd, AHandedOverVerbRunsWithQuietThreadPoolsUnlessTheUserChoseOtherwis
   EXPECT_NE(unknown.out.find("unknown command 'no-such-verb'"), std::string::npos) << unknown.out;
   EXPECT_NE(unknown.out.find("bench"), std::string::npos) << unknown.out;
   // `doctor` runs in leap-torch and shows the settings LibTorch's OpenMP and OpenBLAS were
-  // loaded with.
-  auto passive = run(unset + leap_bin + " doctor");
-  EXPECT_EQ(passive.exit_code, 0) << passive.out;
-  EXPECT_NE(passive.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << passive.out;
-  EXPECT_NE(passive.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << passive.out;
-  // A variable the user set is kept; the other one still gets leap's value.
-  auto chosen = run(unset + "OMP_WAIT_POLICY=ACTIVE " + leap_bin + " doctor");
-  EXPECT_NE(chosen.out.find("OMP_WAIT_POLICY=ACTIVE"), std::string::npos) << chosen.out;
-  EXPECT_NE(chosen.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << chosen.out;
-  auto blas = run(unset + "OPENBLAS_THREAD_TIMEOUT=28 " + leap_bin + " doctor");
-  EXPECT_NE(blas.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << blas.out;
-  EXPECT_NE(blas.out.find("OPENBLAS_THREAD_TIMEOUT=28"), std::string::npos) << blas.out;
-  // Started directly, leap-torch re-executes itself once with the same settings.
-  auto direct = run(unset + leap_torch + " doctor");
-  EXPECT_EQ(direct.exit_code, 0) << direct.out;
-  EXPECT_NE(direct.out.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << direct.out;
-  EXPECT_NE(direct.out.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << direct.out;
+  // loaded with. A variable the user set is kept, and the other one still gets leap's value;
+  // started directly, leap-torch re-executes itself once with the same settings.
+  struct doctor_case {
+    std::string env, exe, omp, blas;
+  };
+  for (const auto& c : {doctor_case{"", leap_bin, "PASSIVE", "4"},
+                        doctor_case{"OMP_WAIT_POLICY=ACTIVE ", leap_bin, "ACTIVE", "4"},
+                        doctor_case{"OPENBLAS_THREAD_TIMEOUT=28 ", leap_bin, "PASSIVE", "28"},
+                        doctor_case{"", leap_torch, "PASSIVE", "4"}}) {
+    auto r = run(unset + c.env + c.exe + " doctor");
+    EXPECT_EQ(r.exit_code, 0) << c.env << c.exe << "\n" << r.out;
+    EXPECT_NE(r.out.find("OMP_WAIT_POLICY=" + c.omp + "\n"), std::string::npos)
+        << c.env << c.exe << "\n" << r.out;
+    EXPECT_NE(r.out.find("OPENBLAS_THREAD_TIMEOUT=" + c.blas + "\n"), std::string::npos)
+        << c.env << c.exe << "\n" << r.out;
+  }
   // The front end's own verbs answer without leap-torch.
   auto version = run(leap_bin + " version");
   EXPECT_EQ(version.exit_code, 0);
