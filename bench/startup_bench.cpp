@@ -6,6 +6,7 @@
 // manual timing, 10 repetitions with min / median / max; run with
 // --benchmark_enable_random_interleaving=true to alternate.
 #include "common/fs.hpp"
+#include "common/thread_pools_env.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -53,10 +54,15 @@ int run(const std::vector<std::string>& args) {
   for (auto& a : args)
     argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  auto set_by_leap = [](const std::string& entry) {
+    return std::any_of(std::begin(leap::preferred_thread_pool_env),
+                       std::end(leap::preferred_thread_pool_env), [&](const auto& v) {
+                         return entry.rfind(std::string(v.name) + "=", 0) == 0;
+                       });
+  };
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("OMP_WAIT_POLICY=", 0) != 0
-        && std::string(*e).rfind("OPENBLAS_THREAD_TIMEOUT=", 0) != 0)
+    if (!set_by_leap(*e))
       env_s.emplace_back(*e);
   std::vector<char*> envp;
   for (auto& e : env_s)

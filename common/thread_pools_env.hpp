@@ -15,7 +15,7 @@ namespace leap {
 //    threads calling sched_yield for 2^28 cycles after each call, on the cores LibTorch's OpenMP
 //    threads and leap's candidate builds need; 4 (2^4 cycles, its minimum) lets them sleep at
 //    once. Measured with `pretrain` of 60 quickstart steps, 3 runs each side by side: 31.5 s
-//    instead of 34.6 s wall, system time 4.7 s instead of 12.8 s, the same losses.
+//    instead of 34.6 s wall, system time 4.6 s instead of 12.8 s, the same losses.
 struct preferred_env_var {
   const char* name;
   const char* value;

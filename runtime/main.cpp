@@ -17,7 +17,7 @@ namespace {
 // front end sets them before it hands a verb over; started directly, leap-torch re-executes itself
 // once with them unless the user set them all; if the re-exec fails it simply runs with the
 // libraries' defaults.
-void prefer_quiet_thread_pools(char** argv) {
+void reexec_with_quiet_thread_pools(char** argv) {
   if (!leap::prefer_quiet_thread_pools())
     return;
   ::execv("/proc/self/exe", argv);
@@ -27,7 +27,7 @@ void prefer_quiet_thread_pools(char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-  prefer_quiet_thread_pools(argv);
+  reexec_with_quiet_thread_pools(argv);
   // A write past RLIMIT_FSIZE fails with EFBIG (an error leap reports, naming the file) instead
   // of killing leap; children get the default back (env/process.cpp).
   std::signal(SIGXFSZ, SIG_IGN);
