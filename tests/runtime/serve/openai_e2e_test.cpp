@@ -12,9 +12,8 @@
 //    generation.source = "openai";
 //  - a Hugging Face style checkpoint (tokenizer_config.json, generation_config.json): chats in
 //    its ChatML format, sampling ends on every eos id;
-//  - the official `openai` npm client (tests/runtime/serve/openai/client_test.js: chat,
-//    completions, streaming, n > 1, logprobs), skipped when node or the pinned package is
-//    missing (scripts/install-test-deps.sh installs them; `make test` runs it).
+// The official `openai` Python library drives the same endpoints in
+// tests/python/test_openai_client.py.
 #include "common/fs.hpp"
 #include "policy/model_config.hpp"
 #include "policy/policy_model.hpp"
@@ -372,23 +371,6 @@ TEST_F(OpenAIServe, StreamedAnswersAreServerSentEvents) {
                            .dump());
   ASSERT_EQ(plain.status, 200);
   EXPECT_EQ(text, json::parse(plain.body)["choices"][0]["message"]["content"].get<std::string>());
-}
-
-TEST_F(OpenAIServe, TheOfficialOpenAINpmClient) {
-  const std::string dir = std::string(LEAP_SOURCE_DIR) + "/tests/runtime/serve/openai";
-  if (std::system("command -v node >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "node is not installed (scripts/install-test-deps.sh installs it; `make test` "
-                    "runs that script)";
-  if (!fs::exists(dir + "/node_modules/openai/package.json"))
-    GTEST_SKIP() << "the openai npm package is not installed in " << dir
-                 << "/node_modules (scripts/install-test-deps.sh)";
-  const std::string log = root_ + "/node.log";
-  const std::string cmd = "cd '" + dir + "' && node client_test.js http://127.0.0.1:"
-                          + std::to_string(port()) + "/v1 tiny-policy > '" + log + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  auto out = read_file(log);
-  EXPECT_EQ(rc, 0) << (out ? *out : std::string("(no output)"));
-  EXPECT_NE(out ? out->find("all checks passed") : std::string::npos, std::string::npos);
 }
 
 TEST_F(OpenAIServe, LeapsOpenAIClientGetsTheSampledTokensAndLogprobs) {
