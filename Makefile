@@ -11,7 +11,7 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
-# Test-only: node/npm when missing and the pinned npm packages of the tokenizer conformance test.
+# Test-only: the Python environment .venv with the pinned references (tests/python/requirements.lock).
 test-deps:
 	@bash scripts/install-test-deps.sh
 
