@@ -275,10 +275,12 @@ result<T> get(const std::string& file, const toml::table& t, const toml::node& o
 
 } // namespace
 
-result<task_spec> load_task(const std::string& path) {
-  auto text = read_file(path);
-  if (!text)
-    return text.err();
+namespace {
+
+// load_task and parse_task: `reference` given = a task held in memory (spec_path as given, the
+// reference not read from disk, no directory-name check).
+result<task_spec> parse_task_impl(const std::string& path, const result<std::string>& text,
+                                  const std::string* reference) {
   toml::table root;
   try {
     root = toml::parse(*text, path);
@@ -294,7 +296,7 @@ result<task_spec> load_task(const std::string& path) {
   if (!r)
     return r.err();
   task_spec t;
-  t.spec_path = fs::absolute(path).lexically_normal().string();
+  t.spec_path = reference ? path : fs::absolute(path).lexically_normal().string();
   t.spec_source = *text;
   auto name = get<std::string>(path, root, root, "name", "name", "a string");
   if (!name)
@@ -335,7 +337,7 @@ result<task_spec> load_task(const std::string& path) {
   if (!ref)
     return ref.err();
   t.reference_path = (fs::path(t.spec_path).parent_path() / *ref).lexically_normal().string();
-  auto src = read_file(t.reference_path);
+  auto src = reference ? result<std::string>(*reference) : read_file(t.reference_path);
   if (!src)
     return key_error(path, *root.get("reference"), "reference", src.message());
   t.reference_source = *src;
@@ -479,10 +481,24 @@ result<task_spec> load_task(const std::string& path) {
   if (!has_output)
     return key_error(path, *args_node, "args", "no argument has role output or inout");
   auto dir_name = fs::path(t.spec_path).parent_path().filename().string();
-  if (dir_name != t.name && fs::path(t.spec_path).filename() == "task.toml")
+  if (!reference && dir_name != t.name && fs::path(t.spec_path).filename() == "task.toml")
     return key_error(path, *root.get("name"), "name",
                      "is '" + t.name + "' but the task directory is '" + dir_name + "'");
   return t;
+}
+
+} // namespace
+
+result<task_spec> load_task(const std::string& path) {
+  auto text = read_file(path);
+  if (!text)
+    return text.err();
+  return parse_task_impl(path, text, nullptr);
+}
+
+result<task_spec> parse_task(const std::string& spec_path, const std::string& toml_text,
+                             const std::string& reference_source) {
+  return parse_task_impl(spec_path, result<std::string>(toml_text), &reference_source);
 }
 
 result<std::vector<task_spec>> load_task_suite(const std::string& dir) {

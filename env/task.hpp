@@ -67,6 +67,10 @@ struct task_spec {
 
 // Loads and validates one task file. Errors read "<file>:<line>:<col>: <key>: <what is wrong>".
 result<task_spec> load_task(const std::string& toml_path);
+// The same checks on a task held in memory (a generated task): `spec_path` names it in messages
+// and becomes spec_path; the reference is `reference_source`, not read from disk.
+result<task_spec> parse_task(const std::string& spec_path, const std::string& toml_text,
+                             const std::string& reference_source);
 // Loads every <dir>/*/task.toml, sorted by level then name. Any broken task is an error.
 result<std::vector<task_spec>> load_task_suite(const std::string& dir);
 // Loads <dir>/<name>/task.toml, with an error listing the known names when absent.

@@ -1,0 +1,86 @@
+// The generated task families: a deterministic generator of verified-format tasks from the
+// operator IR (ir.hpp). Each generated task is rendered in the suite's own format (a task.toml
+// text with prose, signature, args, sizes and tolerances, plus a CUDA reference) and loaded
+// through env's task loader, so it is a task_spec like a bundled one. Pure: no file I/O, no
+// LibTorch; every function may be called from any thread (results are values).
+//
+// Names: gen_<family>_<kind><5 digits>, e.g. gen_ew_t00042, where kind is
+//   t  train: a training operator,
+//   i  held-out instance: eval split, a new operator of a composition that train tasks use,
+//   c  held-out composition: eval split, a composition (template and op combination) that no
+//      train task uses.
+// The number is the position in that family's list for that kind, so a name denotes the same
+// task for a given seed however many tasks are requested (lists are prefixes of one order).
+#pragma once
+
+#include "common/result.hpp"
+#include "env/task.hpp"
+#include "env/taskgen/ir.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leap::taskgen {
+
+enum class gen_kind { train, eval_instance, eval_composition };
+const char* to_string(gen_kind k);
+
+struct gen_options {
+  std::uint64_t seed = 1;
+  int train = 0;             // train tasks, spread over the families round-robin
+  int eval_instances = 0;    // held-out instances (eval split), round-robin
+  int eval_compositions = 0; // held-out compositions (eval split), round-robin
+};
+
+struct gen_task {
+  std::string name;
+  gen_kind kind = gen_kind::train;
+  gen_op op;
+  std::string toml;      // the task.toml text
+  std::string reference; // the reference .cu; its first line holds serialize(op)
+  env::task_spec spec;   // toml + reference through env::parse_task
+};
+
+// The whole generated suite for `opt`: train tasks first, then held-out instances, then held-out
+// compositions; each group round-robin over the families. An error if a family cannot supply
+// enough distinct operators (it says which and how many it could).
+result<std::vector<gen_task>> generate_suite(const gen_options& opt);
+
+// The task specs of generate_suite(opt), to add to a loaded suite; none when every count is 0.
+result<std::vector<env::task_spec>> generated_specs(const gen_options& opt);
+
+// One task by name, under `seed` (what a user passes to `leap check --task gen_...`).
+result<gen_task> generate_task(std::uint64_t seed, std::string_view name);
+bool is_generated_name(std::string_view name);
+
+// The operator a generated reference was rendered from (its first line), for the oracle.
+// An error when `reference_source` is not a generated reference.
+result<gen_op> op_of_reference(std::string_view reference_source);
+
+// The split class of an operator (independent of the seed and of how many tasks are asked for):
+// held-out composition when hash(composition) falls in the held-out range, held-out instance when
+// hash(canonical form) does, train otherwise.
+gen_kind classify(const gen_op& op);
+
+// The bundled eval-split operators that these families can express, as IR (a few written forms
+// each), keyed by task name. No generated task of any kind has one of their compositions.
+std::vector<std::pair<std::string, gen_op>> eval_split_operators();
+// The bundled eval-split operators no family here can express (so none can be generated).
+std::vector<std::string> eval_split_operators_outside_families();
+
+// The tolerance refusal: with `op`'s outputs computed on sample inputs (drawn from the input
+// ranges of the task `op` renders to under `seed`, at a small size set), an error saying which degenerate answer would pass when
+// an all-zero output, a copy of any input (its leading elements), a constant output (the mean)
+// passes atol/rtol; also when the expected values are not finite or exceed 1e4 in magnitude, or
+// when a naive float32 evaluation of the same operator fails the tolerance (unfair to solvers).
+result<void> check_tolerance(const gen_op& op, double atol, double rtol, std::uint64_t seed = 1);
+
+// The operator's outputs computed directly (sequential loops, in double), for the tolerance
+// check and tests. `inputs` by argument name; sizes by int argument name.
+std::vector<double> evaluate(const gen_op& op, const env::size_set& sizes,
+                             const std::map<std::string, std::vector<double>>& inputs);
+
+} // namespace leap::taskgen

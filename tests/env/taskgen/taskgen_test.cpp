@@ -1,0 +1,256 @@
+// The generated task families (env/taskgen): the IR's canonical forms, determinism by seed,
+// 2,000 distinct training operators, the tolerance refusal, and splits that are disjoint by
+// canonical form (no eval-split operator, held-out compositions never trained).
+#include "env/taskgen/generator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+using namespace leap;
+using namespace leap::taskgen;
+
+namespace {
+
+gen_op ew(int inputs, const std::string& body) {
+  gen_op op;
+  op.fam = family::ew;
+  op.inputs = inputs;
+  auto e = parse_expr(body);
+  EXPECT_TRUE(e.ok()) << body << ": " << e.message();
+  op.body = *e;
+  return op;
+}
+
+// The big suite is generated once for the tests that need it (about 2 s).
+const std::vector<gen_task>& big_suite() {
+  static const std::vector<gen_task> suite = [] {
+    gen_options o;
+    o.seed = 1;
+    o.train = 2000;
+    o.eval_instances = 35;
+    o.eval_compositions = 70;
+    auto s = generate_suite(o);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return s ? *s : std::vector<gen_task>{};
+  }();
+  return suite;
+}
+
+} // namespace
+
+TEST(TaskgenIr, CanonicalFormsIgnoreOperandOrderAndTrivialSteps) {
+  EXPECT_EQ(canonical_form(ew(2, "add(a,b)")), canonical_form(ew(2, "add(b,a)")));
+  EXPECT_EQ(canonical_form(ew(2, "max(tanh(b),a)")), canonical_form(ew(2, "max(a,tanh(b))")));
+  EXPECT_NE(canonical_form(ew(2, "sub(a,b)")), canonical_form(ew(2, "sub(b,a)")));
+  EXPECT_EQ(to_text(canonical(*parse_expr("abs(square(a))"))), "square(a)");
+  EXPECT_EQ(to_text(canonical(*parse_expr("mul(a,1)"))), "a");
+  EXPECT_EQ(to_text(canonical(*parse_expr("add(mul(2,3),a)"))), "add(6,a)");
+  EXPECT_EQ(to_text(canonical(*parse_expr("select(a,0,b,b)"))), "b");
+  // The composition abstracts the constants, the canonical form keeps them.
+  EXPECT_EQ(composition(ew(1, "mul(a,2)")), composition(ew(1, "mul(a,3)")));
+  EXPECT_NE(canonical_form(ew(1, "mul(a,2)")), canonical_form(ew(1, "mul(a,3)")));
+  EXPECT_EQ(composition(ew(1, "mul(a,2)")), "ew;inputs=1;body=mul(#,a)");
+  EXPECT_FALSE(parse_expr("frob(a)").ok());
+  EXPECT_FALSE(parse_expr("add(a)").ok());
+}
+
+TEST(TaskgenIr, SerialisationRoundTrips) {
+  gen_op op;
+  op.fam = family::scan;
+  op.axis = "col";
+  op.reduce = "sum";
+  op.exclusive = true;
+  op.reverse = true;
+  op.map = *parse_expr("add(v,-0.5)");
+  auto back = parse_op(serialize(op));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(canonical_form(*back), canonical_form(op));
+  EXPECT_FALSE(parse_op("fam=nope").ok());
+}
+
+TEST(TaskgenSuite, DeterministicBySeedAndPrefixStable) {
+  gen_options o;
+  o.seed = 7;
+  o.train = 40;
+  o.eval_instances = 7;
+  o.eval_compositions = 7;
+  auto a = generate_suite(o), b = generate_suite(o);
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(a->size(), 54u);
+  ASSERT_EQ(a->size(), b->size());
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    EXPECT_EQ((*a)[i].name, (*b)[i].name);
+    EXPECT_EQ((*a)[i].toml, (*b)[i].toml);
+    EXPECT_EQ((*a)[i].reference, (*b)[i].reference);
+  }
+  // Asking for fewer tasks gives a prefix: the same name is the same task.
+  o.train = 20;
+  auto small = generate_suite(o);
+  ASSERT_TRUE(small.ok());
+  std::map<std::string, std::string> by_name;
+  for (auto& t : *a)
+    by_name[t.name] = t.toml;
+  for (auto& t : *small) {
+    ASSERT_TRUE(by_name.count(t.name)) << t.name;
+    EXPECT_EQ(by_name[t.name], t.toml) << t.name;
+  }
+  // One task by name equals the suite's.
+  for (std::size_t i = 0; i < a->size(); i += 9) {
+    auto one = generate_task(7, (*a)[i].name);
+    ASSERT_TRUE(one.ok()) << one.message();
+    EXPECT_EQ(one->toml, (*a)[i].toml);
+    EXPECT_EQ(one->reference, (*a)[i].reference);
+  }
+  // Another seed gives other tasks under the same names.
+  o.seed = 8;
+  o.train = 40;
+  auto other = generate_suite(o);
+  ASSERT_TRUE(other.ok());
+  int same = 0;
+  for (auto& t : *other)
+    same += by_name.count(t.name) && by_name[t.name] == t.toml;
+  EXPECT_LT(same, 5);
+  EXPECT_FALSE(generate_task(7, "gen_ew_x00001").ok());
+  EXPECT_FALSE(generate_task(7, "gen_nofamily_t00001").ok());
+  EXPECT_FALSE(generate_task(7, "gen_softmax_t09999").ok()); // the family has fewer operators
+}
+
+TEST(TaskgenSuite, TwoThousandDistinctTrainingOperatorsInTheSuiteFormat) {
+  const auto& suite = big_suite();
+  std::set<std::string> canon, names;
+  int train = 0;
+  for (auto& t : suite) {
+    EXPECT_TRUE(names.insert(t.name).second) << t.name;
+    if (t.kind != gen_kind::train)
+      continue;
+    ++train;
+    canon.insert(canonical_form(t.op));
+    EXPECT_EQ(t.spec.split, env::task_split::train);
+  }
+  EXPECT_EQ(train, 2000);
+  EXPECT_EQ(canon.size(), 2000u);
+  std::map<family, int> per_family;
+  for (auto& t : suite)
+    ++per_family[t.op.fam];
+  for (auto f : all_families())
+    EXPECT_GE(per_family[f], 30) << tag(f);
+}
+
+TEST(TaskgenSuite, EveryTaskIsWellFormed) {
+  for (auto& t : big_suite()) {
+    const auto& s = t.spec;
+    EXPECT_EQ(s.name, t.name);
+    EXPECT_EQ(s.split, t.kind == gen_kind::train ? env::task_split::train : env::task_split::eval) << t.name;
+    // The description says what to compute, not the template's name, and ends like the suite's.
+    std::string out_name;
+    for (auto& a : s.args)
+      if (a.role == env::arg_role::output)
+        out_name = a.p.name;
+    EXPECT_NE(s.description.find(out_name + "["), std::string::npos) << t.name << " never names " << out_name;
+    EXPECT_EQ(s.description.find(tag(t.op.fam) + std::string("_")), std::string::npos) << t.name;
+    EXPECT_NE(s.description.find("All pointers are device pointers"), std::string::npos) << t.name;
+    // Some size set has only odd sizes: no multiple of any common block size.
+    bool odd_set = false;
+    for (auto& ss : s.sizes) {
+      bool all_odd = true;
+      for (auto& [k, v] : ss)
+        all_odd = all_odd && v % 2 == 1;
+      odd_set = odd_set || all_odd;
+    }
+    EXPECT_TRUE(odd_set) << t.name;
+    auto op = op_of_reference(s.reference_source);
+    ASSERT_TRUE(op.ok()) << t.name << ": " << op.message();
+    EXPECT_EQ(canonical_form(*op), canonical_form(t.op)) << t.name;
+    // Its own tolerance passes the refusal.
+    EXPECT_TRUE(check_tolerance(t.op, s.atol, s.rtol, 1).ok()) << t.name;
+  }
+  EXPECT_FALSE(op_of_reference("#include <cuda_runtime.h>\n").ok());
+}
+
+TEST(TaskgenTolerance, RefusesWhatDegenerateAnswersPass) {
+  // relu(a - 5) with a in [-3, 3] at most: always 0, so the all-zero output passes.
+  auto zero = check_tolerance(ew(1, "relu(sub(a,5))"), 1e-5, 1e-4);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.message().find("all-zero"), std::string::npos) << zero.message();
+  // a + 1e-7: a copy of the input passes at atol 1e-5.
+  auto copy = check_tolerance(ew(1, "add(a,0.0000001)"), 1e-5, 1e-4);
+  ASSERT_FALSE(copy.ok());
+  EXPECT_NE(copy.message().find("copy of input 'a'"), std::string::npos) << copy.message();
+  // 3 + tiny: a constant output passes.
+  auto cst = check_tolerance(ew(1, "add(mul(sin(a),0.000000001),3)"), 1e-5, 1e-4);
+  ASSERT_FALSE(cst.ok());
+  EXPECT_NE(cst.message().find("constant"), std::string::npos) << cst.message();
+  // tanh(a) is fine at a sensible tolerance, refused at a tolerance of 10.
+  EXPECT_TRUE(check_tolerance(ew(1, "tanh(a)"), 1e-5, 1e-4).ok());
+  EXPECT_FALSE(check_tolerance(ew(1, "tanh(a)"), 10, 0).ok());
+  // A tolerance float32 cannot meet is refused too (unfair to solvers).
+  auto tight = check_tolerance(ew(2, "mul(exp(a),b)"), 0, 1e-12);
+  ASSERT_FALSE(tight.ok());
+  EXPECT_NE(tight.message().find("float32"), std::string::npos) << tight.message();
+  // Reductions: a sum of [-1, 1] values refuses an atol that covers every row sum.
+  gen_op red;
+  red.fam = family::red;
+  red.reduce = "sum";
+  EXPECT_TRUE(check_tolerance(red, 1e-3, 1e-4).ok());
+  EXPECT_FALSE(check_tolerance(red, 1000, 0).ok());
+}
+
+TEST(TaskgenSplits, DisjointByCanonicalFormAndComposition) {
+  std::set<std::string> train_canon, train_comp, inst_canon, comp_canon, comp_comp;
+  for (auto& t : big_suite()) {
+    auto c = canonical_form(t.op), k = composition(t.op);
+    EXPECT_EQ(classify(t.op), t.kind) << t.name;
+    if (t.kind == gen_kind::train) {
+      train_canon.insert(c);
+      train_comp.insert(k);
+    } else if (t.kind == gen_kind::eval_instance) {
+      inst_canon.insert(c);
+    } else {
+      comp_canon.insert(c);
+      comp_comp.insert(k);
+    }
+  }
+  ASSERT_FALSE(inst_canon.empty());
+  ASSERT_FALSE(comp_comp.empty());
+  for (auto& c : inst_canon)
+    EXPECT_FALSE(train_canon.count(c)) << c;
+  for (auto& c : comp_canon)
+    EXPECT_FALSE(train_canon.count(c)) << c;
+  // Held-out compositions: no training task has one (templates and op combinations, not just
+  // constants).
+  for (auto& k : comp_comp)
+    EXPECT_FALSE(train_comp.count(k)) << k;
+  // Held-out instances are new operators of compositions that are trained (of the compositions of
+  // each family's first 60 train tasks, so all of them here).
+  int trained = 0;
+  for (auto& t : big_suite())
+    if (t.kind == gen_kind::eval_instance)
+      trained += train_comp.count(composition(t.op)) > 0;
+  EXPECT_EQ(trained, static_cast<int>(inst_canon.size()));
+}
+
+TEST(TaskgenSplits, NoGeneratedTaskIsABundledEvalOperator) {
+  std::set<std::string> held;
+  for (auto& [name, op] : eval_split_operators())
+    held.insert(composition(op));
+  ASSERT_GE(held.size(), 10u);
+  for (auto& t : big_suite()) {
+    EXPECT_FALSE(held.count(composition(t.op))) << t.name << " is " << composition(t.op);
+    EXPECT_FALSE(held.count(canonical_form(t.op))) << t.name;
+  }
+  // Every bundled eval-split task is either expressed here (and so excluded) or outside the
+  // families altogether.
+  auto suite = env::load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
+  ASSERT_TRUE(suite.ok()) << suite.message();
+  std::set<std::string> covered;
+  for (auto& [name, op] : eval_split_operators())
+    covered.insert(name);
+  for (auto& n : eval_split_operators_outside_families())
+    covered.insert(n);
+  for (auto& t : *suite)
+    if (t.split == env::task_split::eval)
+      EXPECT_TRUE(covered.count(t.name)) << t.name << " is an eval task the generator does not know";
+}
