@@ -20,6 +20,8 @@ int run_check(const command_context& ctx) {
   auto task = a.opt("--task");
   if (!task)
     return usage_error("check needs --task NAME");
+  if (auto added = add_generated_task(svc, *task); !added)
+    return usage_error(added.message());
   if (!svc.tasks->count(*task)) {
     std::string known;
     for (auto& [n, t] : *svc.tasks)

@@ -6,7 +6,7 @@
 namespace leap::runtime {
 
 std::vector<command> builtin_commands() {
-  return {tasks_list_command(), tasks_verify_command(), check_command(),  corpus_command(),
+  return {tasks_list_command(), tasks_show_command(), tasks_verify_command(), check_command(),  corpus_command(),
           pretrain_command(),   eval_command(),         train_command(),  experiment_command(),
           config_command(),
           node_command(),       serve_command(),        cluster_status_command(), cache_command(),

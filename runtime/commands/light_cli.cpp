@@ -17,7 +17,7 @@
 namespace leap::runtime {
 
 std::vector<command> light_commands() {
-  return {tasks_list_command(), check_command(),  config_command(),  cluster_status_command(),
+  return {tasks_list_command(), tasks_show_command(), check_command(),  config_command(),  cluster_status_command(),
           cache_command(),      tokenize_command(), report_command(), version_command()};
 }
 

@@ -77,6 +77,7 @@ std::string usage_text(const std::vector<command>& table);
 
 // One command's verb entry (each file of runtime/commands/ defines one or two).
 command tasks_list_command();
+command tasks_show_command();
 command tasks_verify_command();
 command check_command();
 command corpus_command();

@@ -3,6 +3,8 @@
 #include "leap/build_info.hpp"
 #include "common/strings.hpp"
 #include "env/task.hpp"
+#include "env/taskgen/generator.hpp"
+#include "runtime/pipeline/services.hpp"
 #include "runtime/commands/table.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,12 @@ int run_list(const command_context& ctx) {
     std::cerr << "leap: " << suite.message() << "\n";
     return exit_usage;
   }
+  auto gen = taskgen::generated_specs(generated_options(cfg));
+  if (!gen) {
+    std::cerr << "leap: environment.generated_tasks: " << gen.message() << "\n";
+    return exit_usage;
+  }
+  suite->insert(suite->end(), gen->begin(), gen->end());
   if (ctx.args.has("--json")) {
     nlohmann::json arr = nlohmann::json::array();
     for (auto& t : *suite) {

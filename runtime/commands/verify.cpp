@@ -5,6 +5,7 @@
 #include "runtime/commands/table.hpp"
 #include "env/compare.hpp"
 #include "env/harness/protocol.hpp"
+#include "policy/gen_oracle.hpp"
 #include "policy/task_oracles.hpp"
 
 #include <nlohmann/json.hpp>
@@ -51,7 +52,7 @@ result<std::string> oracle_outputs(const env::task_spec& task, int trials, const
         if (task.is_output(ai))
           c.outputs[a.p.name] = b;
       }
-      auto r = policy::run_oracle(task.name, c);
+      auto r = policy::run_any_oracle(task.name, task.reference_source, c);
       if (!r)
         return r.err();
       for (std::size_t ai = 0; ai < task.args.size(); ++ai) {
@@ -99,7 +100,7 @@ std::vector<verify_row> verify_tasks(services& svc, evaluator& ev,
     row.reference_ms = o->v.reference_ms;
     if (o->v.st != env::status::correct) {
       row.problem = std::string("reference run: ") + env::to_string(o->v.st) + ": " + o->v.feedback;
-    } else if (!policy::has_oracle(task.name)) {
+    } else if (!policy::has_any_oracle(task.name, task.reference_source)) {
       row.problem = "no LibTorch oracle for this task";
     } else {
       auto inputs = read_file(o->kept_dir + "/" + harness::inputs_file);
@@ -140,6 +141,10 @@ namespace {
 int run_verify(const command_context& ctx) {
   auto& svc = *ctx.svc;
   const auto& a = ctx.args;
+  if (a.opts.count("--task"))
+    for (auto& n : a.opts.at("--task"))
+      if (auto added = add_generated_task(svc, n); !added)
+        return usage_error(added.message());
   auto made = evaluator::create(svc);
   if (!made)
     return usage_error(made.message());

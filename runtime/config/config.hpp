@@ -35,6 +35,9 @@ struct environment_section {
   std::string cache_dir; // empty = $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap, else ~/.cache/leap
   std::string work_dir;  // empty = a fresh directory under $TMPDIR
   int cache_max_mb = 4096; // bound of <cache_dir>/builds (least recently used evicted); 0 = none
+  int generated_tasks = 0;      // generated train tasks added to the suite (env/taskgen); 0 = none
+  int generated_eval_tasks = 0; // generated eval tasks of each held-out kind (instance, composition)
+  std::uint64_t generated_seed = 1; // seed of the generated suite
 };
 
 // [compiler]: the compile pool (nvcc for CUDA, a host C++ compiler for the CPU emulation).

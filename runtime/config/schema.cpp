@@ -35,6 +35,20 @@ void register_environment(registry& r) {
         "used builds are evicted (never one used in the last 10 minutes); 0 = unbounded. "
         "`leap cache stats|prune|clear` inspects and trims it.")
       .at_least(0);
+  s.key("generated_tasks", &environment_section::generated_tasks,
+        "Generated train tasks (`gen_<family>_t<n>`: elementwise, reductions, broadcasts, softmax, "
+        "scans, pooling, matmul epilogues; env/taskgen) added to the bundled suite, spread over the "
+        "families; 0 = none. They count in the suite hash like bundled tasks.")
+      .at_least(0)
+      .at_most(20000);
+  s.key("generated_eval_tasks", &environment_section::generated_eval_tasks,
+        "Generated eval-split tasks of each held-out kind added to the suite: new instances of "
+        "trained compositions (`gen_<family>_i<n>`) and held-out compositions (`gen_<family>_c<n>`); "
+        "0 = none.")
+      .at_least(0)
+      .at_most(5000);
+  s.key("generated_seed", &environment_section::generated_seed,
+        "Seed of the generated tasks: the same seed and counts give the same tasks, byte for byte.");
 }
 
 void register_compiler(registry& r) {

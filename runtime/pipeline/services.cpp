@@ -2,6 +2,7 @@
 
 #include "common/fs.hpp"
 #include "env/sandbox.hpp"
+#include "env/taskgen/generator.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +35,27 @@ result<void> traversable_by_others(const std::string& dir) {
 }
 
 } // namespace
+
+taskgen::gen_options generated_options(const config::leap_config& cfg) {
+  taskgen::gen_options o;
+  o.seed = cfg.environment.generated_seed;
+  o.train = cfg.environment.generated_tasks;
+  o.eval_instances = cfg.environment.generated_eval_tasks;
+  o.eval_compositions = cfg.environment.generated_eval_tasks;
+  return o;
+}
+
+result<void> add_generated_task(services& s, const std::string& name) {
+  if (s.tasks->count(name) || !taskgen::is_generated_name(name))
+    return {};
+  auto t = taskgen::generate_task(s.cfg.environment.generated_seed, name);
+  if (!t)
+    return t.err();
+  auto m = std::make_shared<std::map<std::string, env::task_spec>>(*s.tasks);
+  (*m)[name] = t->spec;
+  s.tasks = m;
+  return {};
+}
 
 std::string default_cache_dir() {
   if (const char* d = std::getenv("LEAP_CACHE_DIR"); d && *d)
@@ -117,6 +139,12 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
     auto suite = env::load_task_suite(s->tasks_dir);
     if (!suite)
       return suite.err();
+    // The generated tasks the configuration asks for (environment.generated_*), after the
+    // bundled ones: same catalog, same suite hash.
+    auto gen = taskgen::generated_specs(generated_options(cfg));
+    if (!gen)
+      return make_error("environment.generated_tasks: " + gen.message());
+    suite->insert(suite->end(), gen->begin(), gen->end());
     auto m = std::make_shared<std::map<std::string, env::task_spec>>();
     for (auto& t : *suite)
       (*m)[t.name] = t;

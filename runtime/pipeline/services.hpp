@@ -9,6 +9,7 @@
 #include "env/executor.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
+#include "env/taskgen/generator.hpp"
 #include "env/toolchain.hpp"
 #include "runtime/config/config.hpp"
 
@@ -38,5 +39,12 @@ struct services {
 result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, bool load_tasks = true);
 
 std::string default_cache_dir();
+// The generated-suite options of a configuration (environment.generated_*).
+taskgen::gen_options generated_options(const config::leap_config& cfg);
+// When `name` is a generated task name (gen_<family>_<t|i|c><n>) the catalog lacks, generates it
+// under environment.generated_seed and adds it, so `leap check|tasks verify --task gen_...` work
+// without enabling the whole generated suite. Call before an evaluator holds the catalog (CLI
+// main thread). No-op for other names; an error for a generated name that does not exist.
+result<void> add_generated_task(services& s, const std::string& name);
 
 } // namespace leap::runtime
