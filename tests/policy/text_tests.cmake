@@ -11,10 +11,12 @@ leap_discover_tests(test_policy_text)
 # Conformance of the tokenizer with Hugging Face tokenizers and Meta's tiktoken tokenizer (real
 # Llama 3 vocabulary and tokenizers built with `tokenizers`): tests/python/test_tokenizer_conformance.py.
 
-# Chat formats (leap, chatml, llama3) against the real Llama-3 and Qwen3 chat templates rendered
-# by @lenml/tokenizers / @huggingface/jinja (node + npm packages; those parts skipped without them).
+# Chat formats (leap, chatml, llama3) against the published Llama 3, Qwen2.5 and Qwen3 chat
+# templates (tests/python/chat_templates) rendered by transformers' apply_chat_template, run with
+# the test-only .venv's python (scripts/install-test-deps.sh; those parts skipped without it).
 add_executable(test_policy_chat_template ${CMAKE_CURRENT_SOURCE_DIR}/chat_template_test.cpp)
 target_link_libraries(test_policy_chat_template PRIVATE leap_text GTest::gtest_main
   nlohmann_json::nlohmann_json)
-target_compile_definitions(test_policy_chat_template PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+target_compile_definitions(test_policy_chat_template PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  LEAP_TEST_PYTHON="${CMAKE_SOURCE_DIR}/.venv/bin/python")
 leap_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120)
