@@ -36,3 +36,13 @@ leap_discover_tests(test_policy_golden)
 add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
 add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)
 set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1)
+
+# HF checkpoints written by transformers' save_pretrained (Llama with llama3 rope scaling, Qwen2,
+# Mistral; float32, sharded, bf16, fp16) give transformers' logits within 1e-4. The models and
+# logits come from tests/python/reference/hf_models.py run with the test-only .venv's python
+# (scripts/install-test-deps.sh); skipped, saying why, without it.
+add_executable(test_policy_hf_transformers ${CMAKE_CURRENT_SOURCE_DIR}/hf_transformers_test.cpp)
+target_link_libraries(test_policy_hf_transformers PRIVATE leap_model GTest::gtest_main nlohmann_json::nlohmann_json)
+target_compile_definitions(test_policy_hf_transformers PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  LEAP_TEST_PYTHON="${CMAKE_SOURCE_DIR}/.venv/bin/python")
+leap_discover_tests(test_policy_hf_transformers PROPERTIES TIMEOUT 300)
