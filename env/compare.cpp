@@ -1,9 +1,13 @@
 #include "env/compare.hpp"
 
+#include "env/harness/protocol.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 namespace leap::env {
 
@@ -99,6 +103,82 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
   }
   c.ok = all_ok;
   return c;
+}
+
+namespace {
+
+// One candidate buffer for every (size set, trial): each output filled by `fill(size set, output
+// argument, its element count, input data of that trial by argument index)`.
+template <class Fill>
+std::string degenerate(const task_spec& task, int trials, std::string_view inputs, bool& short_inputs, Fill fill) {
+  std::string out;
+  std::size_t off = 0;
+  for (std::size_t s = 0; s < task.sizes.size(); ++s)
+    for (int t = 0; t < trials; ++t) {
+      std::vector<std::string_view> in(task.args.size());
+      for (std::size_t ai = 0; ai < task.args.size(); ++ai) {
+        const auto& a = task.args[ai];
+        if (!a.p.is_pointer || (a.role != arg_role::input && a.role != arg_role::inout))
+          continue;
+        auto bytes = static_cast<std::size_t>(task.elements(ai, task.sizes[s])) * 4;
+        if (off + bytes > inputs.size()) {
+          short_inputs = true;
+          return out;
+        }
+        in[ai] = inputs.substr(off, bytes);
+        off += bytes;
+      }
+      for (std::size_t ai = 0; ai < task.args.size(); ++ai)
+        if (task.args[ai].p.is_pointer && task.is_output(ai))
+          out += fill(ai, static_cast<std::size_t>(task.elements(ai, task.sizes[s])) * 4, in);
+    }
+  return out;
+}
+
+} // namespace
+
+std::optional<std::string> degenerate_answer_passes(const task_spec& task, int trials,
+                                                    std::string_view inputs,
+                                                    std::string_view reference) {
+  bool short_inputs = false;
+  auto passes = [&](const std::string& cand) {
+    return !short_inputs && compare_outputs(task, trials, cand, reference).ok;
+  };
+  std::string poison_word(4, '\0');
+  std::memcpy(poison_word.data(), &harness::poison_bits, 4);
+  auto zeros = degenerate(task, trials, inputs, short_inputs,
+                          [](std::size_t, std::size_t bytes, auto&) { return std::string(bytes, '\0'); });
+  if (passes(zeros))
+    return std::string("every output all zeros");
+  auto poison = degenerate(task, trials, inputs, short_inputs, [&](std::size_t, std::size_t bytes, auto&) {
+    std::string b;
+    for (std::size_t k = 0; k < bytes / 4; ++k)
+      b += poison_word;
+    return b;
+  });
+  if (passes(poison))
+    return std::string("every output left unwritten (the poison)");
+  for (std::size_t src = 0; src < task.args.size(); ++src) {
+    const auto& a = task.args[src];
+    if (!a.p.is_pointer || (a.role != arg_role::input && a.role != arg_role::inout))
+      continue;
+    auto copy = degenerate(task, trials, inputs, short_inputs,
+                           [&](std::size_t, std::size_t bytes, const std::vector<std::string_view>& in) {
+                             std::string b(in[src].substr(0, bytes));
+                             b.resize(bytes, '\0');
+                             return b;
+                           });
+    if (passes(copy)) {
+      std::string outs;
+      for (std::size_t ai = 0; ai < task.args.size(); ++ai)
+        if (task.args[ai].p.is_pointer && task.is_output(ai))
+          outs += (outs.empty() ? "'" : ", '") + task.args[ai].p.name + "'";
+      return "output " + outs + " a copy of input '" + a.p.name + "'";
+    }
+  }
+  if (short_inputs)
+    return std::string("(the inputs are shorter than the task's arguments: nothing could be checked)");
+  return std::nullopt;
 }
 
 } // namespace leap::env

@@ -31,4 +31,14 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
 // Expected byte size of such a buffer.
 std::size_t outputs_bytes(const task_spec& task, int trials);
 
+// The degenerate answers a task's tolerance must refuse, built for the inputs of a run
+// (`inputs`: laid out like the harness's inputs.bin, per size set, per trial, each input and
+// inout argument in signature order) and checked against its reference outputs: every output
+// all zeros, every output left as the harness's poison, and every output a copy of one input
+// (its leading elements, zeros past its end). Returns what passed ("every output all zeros",
+// "output 'y' a copy of input 'x'"), or nothing when each of them fails as it must.
+std::optional<std::string> degenerate_answer_passes(const task_spec& task, int trials,
+                                                    std::string_view inputs,
+                                                    std::string_view reference);
+
 } // namespace leap::env

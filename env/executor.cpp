@@ -162,6 +162,18 @@ bool killed_from_outside(const process_outcome& o) {
 
 } // namespace
 
+// The timing loop runs on both backends: on a GPU it measures, on the emulation (host clock,
+// never a speedup) it still checks every timed call's outputs, so a candidate that replays or
+// caches results fails the same way on both. The emulation gets a short loop: no warm-up (it
+// times nothing) and two checked calls on the same buffers, the second of which a kernel that
+// replays its last result by pointer gets wrong.
+int executor::warmup_calls(backend b) const {
+  return b == backend::cuda ? opts_.warmup : 0;
+}
+int executor::timed_calls(backend b) const {
+  return b == backend::cuda ? opts_.timing_runs : std::min(opts_.timing_runs, 2);
+}
+
 executor::executor(executor_options opts, process_runner& runner)
   : opts_(std::move(opts)), runner_(runner) {
   // The unprivileged worker uid must be able to reach its run directory.
@@ -177,10 +189,9 @@ executor::handle executor::start(const task_spec& task, run_request req,
   h->done = std::move(done);
   h->t0 = std::chrono::steady_clock::now();
   h->seed = opts_.seed != 0 ? opts_.seed : (os_random_u64() | 1ull);
-  bool timing = h->req.backend == backend::cuda;
-  h->job_text = make_job_text(task, h->seed, opts_.trials, timing, h->req.dump_inputs,
-                              opts_.warmup, opts_.timing_runs, opts_.l2_flush_mb,
-                              opts_.check_repeat);
+  h->job_text = make_job_text(task, h->seed, opts_.trials, true, h->req.dump_inputs,
+                              warmup_calls(h->req.backend), timed_calls(h->req.backend),
+                              opts_.l2_flush_mb, opts_.check_repeat);
   run_one(h, false);
   return h;
 }
@@ -255,7 +266,10 @@ void executor::run_one(const handle& h, bool reference) {
   }
   // Room for the outputs (and inputs when dumped) of every trial, and little else.
   auto out_bytes = static_cast<long long>(outputs_bytes(h->task, opts_.trials));
-  spec.file_size_bytes = 3 * out_bytes + (64ll << 20);
+  task_spec first = h->task;
+  first.sizes = {h->task.sizes[0]};
+  auto timed_bytes = static_cast<long long>(outputs_bytes(first, std::max(0, timed_calls(h->req.backend))));
+  spec.file_size_bytes = 3 * out_bytes + timed_bytes + (64ll << 20);
   spec.open_files = 256;
   // CPU time: every emulation thread busy for the whole wall-clock budget, plus start-up.
   spec.cpu_seconds = static_cast<long long>(opts_.timeout_seconds * std::max(1, opts_.emu_threads)) + 5;
@@ -435,14 +449,6 @@ void executor::conclude(const handle& h) {
       v.mismatches = c.mismatches;
     } else {
       v.st = status::correct;
-      if (si.timed && rsi.timed && si.median_ms > 0) {
-        v.timed = true;
-        v.candidate_ms = si.median_ms;
-        v.reference_ms = rsi.median_ms;
-        v.speedup = rsi.median_ms / si.median_ms;
-        if (v.speedup > opts_.max_plausible_speedup)
-          v.flags = "excessive_speedup";
-      }
     }
     // A second call on identical inputs must give the same results (within tolerance).
     if (opts_.check_repeat && v.st == status::correct && cand_out) {
@@ -463,6 +469,45 @@ void executor::conclude(const handle& h) {
         v.actual = rc.actual;
         v.mismatches = rc.mismatches;
       }
+    }
+    // Every timed call's outputs, computed from inputs no earlier call saw, must be right too.
+    const int timed_n = timed_calls(h->req.backend);
+    if (v.st == status::correct && timed_n > 0) {
+      auto ct = read_file(h->cand_dir + "/" + harness::timed_file);
+      auto rt = read_file(h->ref_dir + "/" + harness::timed_file);
+      if (!rt) {
+        cleanup();
+        done(make_error("the reference of task '" + task.name + "' wrote no timed outputs: "
+                        + rt.message()));
+        return;
+      }
+      task_spec first = task;
+      first.sizes = {task.sizes[0]};
+      auto tc = compare_outputs(first, timed_n, ct ? *ct : std::string(), *rt);
+      if (!tc.ok) {
+        v.st = status::wrong_answer;
+        v.reason = "timed_mismatch";
+        add_flag(v, "wrong_in_timed_calls");
+        v.mismatch_index = tc.first_index;
+        v.mismatch_output = tc.malformed ? std::string() : tc.output;
+        v.mismatch_size_set = 0;
+        v.expected = tc.expected;
+        v.actual = tc.actual;
+        v.mismatches = tc.mismatches;
+        v.diagnostics = tc.malformed ? *tc.malformed
+                                     : "timed call " + std::to_string(tc.trial + 1) + " of "
+                                         + std::to_string(timed_n)
+                                         + " (fresh inputs, same buffers as the call before)";
+      }
+    }
+    if (v.st == status::correct && h->req.backend == backend::cuda && si.timed && rsi.timed
+        && si.median_ms > 0) {
+      v.timed = true;
+      v.candidate_ms = si.median_ms;
+      v.reference_ms = rsi.median_ms;
+      v.speedup = rsi.median_ms / si.median_ms;
+      if (v.speedup > opts_.max_plausible_speedup)
+        add_flag(v, "excessive_speedup");
     }
     if (h->req.dump_inputs)
       rr.kept_dir = h->ref_dir;

@@ -64,6 +64,10 @@ public:
   const executor_options& options() const { return opts_; }
 
 private:
+  // Untimed and timed calls of the timing loop on each backend (see executor.cpp).
+  int warmup_calls(backend b) const;
+  int timed_calls(backend b) const;
+
   void run_one(const handle& h, bool reference);
   void conclude(const handle& h);
   executor_options opts_;

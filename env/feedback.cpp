@@ -74,6 +74,16 @@ std::string make_feedback(const verdict& v, const task_spec& task) {
         os << "; checked on the CPU emulation, which measures correctness only (no timing)";
       break;
     case status::wrong_answer: {
+      if (v.reason == "timed_mismatch") {
+        os << "correct in the checked trials, but wrong in the timing runs (" << v.diagnostics;
+        if (!v.mismatch_output.empty())
+          os << ": output " << v.mismatch_output << ", index " << v.mismatch_index << ", expected "
+             << num(v.expected) << ", got "
+             << (std::isnan(v.actual) ? std::string("NaN, i.e. not written") : num(v.actual));
+        os << "): every call gets new inputs in the same buffers and must compute its outputs "
+           << "from them; replaying an earlier result or caching by input is a wrong answer";
+        break;
+      }
       if (v.reason == "inconsistent") {
         os << "results changed between two calls on identical inputs (output " << v.mismatch_output
            << ", index " << v.mismatch_index << ": " << num(v.expected) << " then "

@@ -195,9 +195,13 @@ guard_result static_check(std::string_view source, const std::vector<std::string
     }
   }
   static const std::regex calls(
-    R"(\b(system|popen|fork|vfork|execl|execlp|execle|execv|execvp|execve|posix_spawn|posix_spawnp|socket|connect|bind|listen|accept|fopen|freopen|fdopen|open|openat|creat|unlink|remove|rename|mkdir|rmdir|kill|raise|ptrace|dlopen|syscall|chdir|setenv|putenv|signal|sigaction|exit|_exit|_Exit|abort|atexit|getenv|sleep|usleep|nanosleep)\s*\()");
+    R"(\b(system|popen|fork|vfork|execl|execlp|execle|execv|execvp|execve|clone|posix_spawn|posix_spawnp|socket|connect|bind|listen|accept|fopen|freopen|fdopen|open|openat|creat|unlink|remove|rename|mkdir|rmdir|kill|raise|ptrace|dlopen|syscall|chdir|setenv|putenv|signal|sigaction|exit|_exit|_Exit|abort|atexit|getenv|sleep|usleep|nanosleep)\s*\()");
   static const std::regex streams(
-    R"(\bstd\s*::\s*(ofstream|ifstream|fstream|filesystem|thread|system)\b|#\s*include\s*<(fstream|filesystem|thread|sys/socket\.h|netinet/in\.h|arpa/inet\.h|dlfcn\.h|sys/ptrace\.h|spawn\.h|signal\.h|csignal)>)");
+    R"(\bstd\s*::\s*(ofstream|ifstream|fstream|filesystem|thread|jthread|async|system)\b|\b(pthread_create|thrd_create)\s*\(|#\s*include\s*<(fstream|filesystem|thread|future|pthread\.h|threads\.h|sys/socket\.h|netinet/in\.h|arpa/inet\.h|dlfcn\.h|sys/ptrace\.h|spawn\.h|signal\.h|csignal)>)");
+  // Cache persistence across calls: an L2 access window (or its size limit) keeps the inputs of
+  // one timed call in L2 for the next, which measures a warm cache instead of the kernel.
+  static const std::regex l2_persist(
+    R"(\b(cudaLimitPersistingL2CacheSize|accessPolicyWindow|cudaAccessPolicyWindow|cudaStreamAttributeAccessPolicyWindow|cudaKernelNodeAttributeAccessPolicyWindow|cudaLaunchAttributeAccessPolicyWindow|cudaAccessPropertyPersisting|cudaCtxResetPersistingL2Cache|CU_LIMIT_PERSISTING_L2_CACHE_SIZE)\b)");
   std::smatch m;
   for (auto it = std::sregex_iterator(code.begin(), code.end(), calls); it != std::sregex_iterator(); ++it) {
     auto pos = static_cast<std::size_t>(it->position(0));
@@ -224,7 +228,16 @@ guard_result static_check(std::string_view source, const std::vector<std::string
     r.ok = false;
     r.line = line_of(code, static_cast<std::size_t>(m.position(0)));
     r.reason = "uses '" + m.str(0) + "' on line " + std::to_string(r.line)
-               + ": file, thread, signal and network APIs are not allowed in candidates";
+               + ": file, thread, signal and network APIs are not allowed in candidates (all "
+                 "work must be done when solution() returns)";
+    return r;
+  }
+  if (std::regex_search(code, m, l2_persist)) {
+    r.ok = false;
+    r.line = line_of(code, static_cast<std::size_t>(m.position(0)));
+    r.reason = "uses '" + m.str(0) + "' on line " + std::to_string(r.line)
+               + ": persisting-L2 access windows keep data in the cache across calls, which "
+                 "falsifies timing; candidates may not change cache persistence";
     return r;
   }
   static const std::regex entry(R"(\bsolution\s*\()");

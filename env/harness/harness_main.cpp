@@ -4,6 +4,10 @@
 // the inputs deterministically, poisons outputs, guards every buffer with canaries, calls the
 // task's entry point through the generated glue (leap_invoke), and writes the raw outputs and a
 // line-based status file. It compares nothing: leap compares outputs in its own process.
+// In "time" mode it then runs the timing loop (both builds; on the emulation with the host
+// clock, whose times leap never turns into speedups): every call gets inputs never seen before
+// and freshly poisoned outputs, and the outputs of the timed calls are written for leap to check,
+// so replaying an earlier result or caching by input fingerprint gains nothing.
 #include "env/harness/protocol.hpp"
 
 #include <cuda_runtime.h>
@@ -12,6 +16,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +28,8 @@
 extern "C" void leap_invoke(void* const* ptrs, const long long* ints);
 
 namespace {
+
+bool called_before = false; // the first call may start the runtime's own threads
 
 using namespace leap::harness;
 
@@ -152,6 +159,40 @@ void check_after_call(int s, int t) {
     fail(s, t, "cuda_error", cuda_error_text(e));
 }
 
+// Threads of this process now (field 20 of /proc/self/stat), or -1 when it cannot be read.
+int thread_count() {
+  std::FILE* f = std::fopen("/proc/self/stat", "r");
+  if (!f)
+    return -1;
+  char buf[1024];
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const char* p = std::strrchr(buf, ')');
+  if (!p)
+    return -1;
+  int field = 2, threads = -1;
+  for (const char* q = p + 1; *q && threads < 0; ++q)
+    if (*q == ' ' && ++field == 20)
+      threads = std::atoi(q + 1);
+  return threads;
+}
+
+// Work that outlives solution(): a call must return with no more threads than it found (the
+// emulation's and the CUDA runtime's own threads exist before every call but the first, which
+// is not checked). Detached threads, std::async and the like are refused statically too.
+void check_no_work_left(int before, int s, int t) {
+  if (before < 0)
+    return;
+  const int after = thread_count();
+  if (after > before)
+    fail(s, t, "background_work",
+         "solution() returned with " + std::to_string(after - before) + " more thread(s) running "
+         "than when it was called: all work must be finished when it returns (no detached "
+         "threads or asynchronous host work)");
+}
+
 // Allocates a buffer with canaries and uploads `host` (n 32-bit values) into its data part.
 device_buffer upload(const std::vector<std::uint32_t>& host, int s, int t, const std::string& name) {
   device_buffer b;
@@ -244,12 +285,21 @@ call_args prepare_call(const job& j, int s, int t) {
   return c;
 }
 
+// One call of the entry point, then a device-wide synchronisation and the checks that follow
+// every call (CUDA errors, the emulation's fatal errors, work left running).
+void invoke(call_args& c, int s, int t) {
+  const int before = called_before ? thread_count() : -1;
+  leap_invoke(c.ptrs.data(), c.ints.data());
+  called_before = true;
+  check_after_call(s, t);
+  check_no_work_left(before, s, t);
+}
+
 // Second call on the same inputs (fresh buffers, outputs poisoned again): leap compares its
 // outputs with the first call's, so results that change across identical calls are caught.
 void repeat_call(const job& j, int s, int t, std::FILE* repeat_out) {
   auto c = prepare_call(j, s, t);
-  leap_invoke(c.ptrs.data(), c.ints.data());
-  check_after_call(s, t);
+  invoke(c, s, t);
   for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
     if (!j.args[ai].is_ptr)
       continue;
@@ -263,8 +313,7 @@ void repeat_call(const job& j, int s, int t, std::FILE* repeat_out) {
 void run_trial(const job& j, int s, int t, std::FILE* outputs, std::FILE* inputs) {
   status("begin %d %d", s, t);
   auto c = prepare_call(j, s, t);
-  leap_invoke(c.ptrs.data(), c.ints.data());
-  check_after_call(s, t);
+  invoke(c, s, t);
   for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
     if (!j.args[ai].is_ptr)
       continue;
@@ -285,48 +334,97 @@ void run_trial(const job& j, int s, int t, std::FILE* outputs, std::FILE* inputs
   status("ok %d %d", s, t);
 }
 
+// The timing loop on size set 0, in both builds: `warmup` untimed then `timing_runs` timed calls
+// on the same buffers. Before each call, outside the timed region, the inputs are regenerated
+// (trial ids trials, trials + 1, ...: never used by the correctness trials, the same in the
+// reference's process) and the outputs poisoned again; after it the canaries are checked, the
+// inputs must be unchanged, and a timed call's outputs go to `timed` for leap to compare with the
+// reference's. CUDA: events around a device-wide synchronisation, with an L2 flush before each
+// timed call; the emulation: the host clock (leap reports no speedup from it).
+void timing_loop(const job& j, std::FILE* timed) {
+  const int s = 0;
+  auto c = prepare_call(j, s, j.trials);
+  std::vector<std::vector<std::uint32_t>> poison(j.args.size());
+  for (std::size_t ai = 0; ai < j.args.size(); ++ai)
+    if (j.args[ai].is_ptr && j.args[ai].role == "out")
+      poison[ai] = c.host[ai];
 #ifdef LEAP_HARNESS_CUDA
-void time_size_set(const job& j, int s) {
-  auto c = prepare_call(j, s, -1);
-  auto& bufs = c.bufs;
-  auto& ptrs = c.ptrs;
-  auto& ints = c.ints;
   void* flush = nullptr;
   std::size_t flush_bytes = static_cast<std::size_t>(j.l2_flush_mb) << 20;
   if (flush_bytes > 0 && cudaMalloc(&flush, flush_bytes) != cudaSuccess)
     fail(s, -1, "harness", "cannot allocate the L2 flush buffer");
-  for (int w = 0; w < j.warmup; ++w) {
-    leap_invoke(ptrs.data(), ints.data());
-    check_after_call(s, -1);
-  }
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int r = 0; r < j.timing_runs; ++r) {
-    if (flush)
-      cudaMemset(flush, r & 0xff, flush_bytes);
+  // Use the event calls once before the loop, so that whatever the runtime starts on first use
+  // is running before the thread count of the first call is taken.
+  cudaEventRecord(start);
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+#endif
+  std::vector<double> ms;
+  for (int call = 0; call < j.warmup + j.timing_runs; ++call) {
+    const bool is_timed = call >= j.warmup;
+    if (call > 0)
+      for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
+        if (!j.args[ai].is_ptr)
+          continue;
+        if (j.args[ai].role != "out")
+          c.host[ai] = make_host(j, ai, s, j.trials + call);
+        const auto& fresh = j.args[ai].role == "out" ? poison[ai] : c.host[ai];
+        if (cudaMemcpy(c.bufs[ai].data(), fresh.data(), c.bufs[ai].bytes(), cudaMemcpyHostToDevice)
+            != cudaSuccess)
+          fail(s, -1, "harness", "cannot refresh '" + j.args[ai].name + "' between timing runs");
+      }
+#ifdef LEAP_HARNESS_CUDA
+    if (flush && is_timed)
+      cudaMemset(flush, call & 0xff, flush_bytes);
     cudaDeviceSynchronize();
+    const int before = thread_count();
     cudaEventRecord(start);
-    leap_invoke(ptrs.data(), ints.data());
+    leap_invoke(c.ptrs.data(), c.ints.data());
     // A device-wide sync before the end event, so work on other streams is counted.
     cudaDeviceSynchronize();
     cudaEventRecord(stop);
     cudaEventSynchronize(stop);
-    check_after_call(s, -1);
     float m = 0;
     cudaEventElapsedTime(&m, start, stop);
+#else
+    const int before = thread_count();
+    const auto t0 = std::chrono::steady_clock::now();
+    leap_invoke(c.ptrs.data(), c.ints.data());
+    cudaDeviceSynchronize();
+    const double m = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+#endif
+    check_after_call(s, -1);
+    check_no_work_left(before, s, -1);
+    if (!is_timed)
+      continue;
     ms.push_back(m);
+    for (std::size_t ai = 0; ai < j.args.size(); ++ai) {
+      if (!j.args[ai].is_ptr)
+        continue;
+      auto got = download(c.bufs[ai], s, -1, j.args[ai].name);
+      if (j.args[ai].role == "in" && got != c.host[ai])
+        fail(s, -1, "input_modified", "the input '" + j.args[ai].name
+                                        + "' was modified during the timing runs (inputs are read-only)");
+      if (j.args[ai].role != "in")
+        write_raw(timed, got);
+    }
   }
   std::sort(ms.begin(), ms.end());
-  status("time %d %.6f %.6f %d", s, ms[ms.size() / 2], ms.front(), static_cast<int>(ms.size()));
+  status("time %d %.6f %.6f %d", s, ms.empty() ? 0.0 : ms[ms.size() / 2], ms.empty() ? 0.0 : ms.front(),
+         static_cast<int>(ms.size()));
+#ifdef LEAP_HARNESS_CUDA
   if (flush)
     cudaFree(flush);
-  for (auto& b : bufs)
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+#endif
+  for (auto& b : c.bufs)
     if (b.base)
       cudaFree(b.base);
 }
-#endif
 
 } // namespace
 
@@ -362,12 +460,14 @@ int main() {
   std::fclose(outputs);
   if (inputs)
     std::fclose(inputs);
-  if (j.mode == "time") {
-#ifdef LEAP_HARNESS_CUDA
-    time_size_set(j, 0);
-#else
-    status("time_unsupported CPU emulation measures correctness only");
-#endif
+  if (j.mode == "time" && j.timing_runs > 0) {
+    std::FILE* timed = std::fopen(timed_file, "wb");
+    if (!timed) {
+      status("fail -1 -1 harness cannot create %s", timed_file);
+      return 4;
+    }
+    timing_loop(j, timed);
+    std::fclose(timed);
   }
   emulation_notes();
   status("done");

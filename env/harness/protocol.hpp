@@ -15,6 +15,7 @@ inline constexpr const char* status_file = "status.txt";
 inline constexpr const char* outputs_file = "outputs.bin";
 inline constexpr const char* inputs_file = "inputs.bin";
 inline constexpr const char* repeat_file = "repeat.bin"; // outputs of a second identical call
+inline constexpr const char* timed_file = "timed.bin";   // outputs of every timed call, in order
 
 // Bytes in front of and behind every buffer; front keeps 256-byte alignment of the data.
 inline constexpr std::size_t canary_front = 256;

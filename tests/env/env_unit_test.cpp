@@ -388,6 +388,29 @@ TEST(Guards, RejectsForbiddenThingsAndAcceptsNormalCode) {
   EXPECT_FALSE(r.ok);
 }
 
+// Work that would outlive solution() (host threads, std::async) and persisting-L2 windows, which
+// keep one timed call's data in the cache for the next, are refused with the line; the same words
+// as a member call or inside a comment are not.
+TEST(Guards, RejectsAsyncHostWorkAndPersistingL2Windows) {
+  const std::string tail = "\nextern \"C\" void solution(float* x) {}\n";
+  for (const std::string bad :
+       {"auto f = std::async(std::launch::async, []{});", "std::jthread t([]{});",
+        "#include <future>", "#include <pthread.h>", "void g() { pthread_t t; pthread_create(&t, 0, 0, 0); }",
+        "void g() { clone(0, 0, 0, 0); }",
+        "void g(cudaStream_t s) { cudaStreamAttrValue v; v.accessPolicyWindow.num_bytes = 1; }",
+        "void g() { cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1 << 20); }",
+        "void g() { cudaCtxResetPersistingL2Cache(); }"}) {
+    auto r = static_check("// header\n" + bad + tail, {});
+    EXPECT_FALSE(r.ok) << bad;
+    EXPECT_EQ(r.line, 2) << bad << ": " << r.reason;
+  }
+  auto l2 = static_check("void g() { cudaCtxResetPersistingL2Cache(); }" + tail, {});
+  EXPECT_NE(l2.reason.find("persisting-L2"), std::string::npos) << l2.reason;
+  for (const std::string fine : {"// std::async in a comment", "template <class T> void g(T a) { a.clone(); }",
+                                 "__device__ float async_copy(float x) { return x; }"})
+    EXPECT_TRUE(static_check(fine + tail, {}).ok) << fine << ": " << static_check(fine + tail, {}).reason;
+}
+
 TEST(Guards, ExitAndAbortOnlyInTheBranchOfAFailedCudaCall) {
   const std::string entry = "extern \"C\" void solution(float* x) { k<<<1, 1>>>(x); }\n";
   // The usual helpers: a macro, a function testing the status, a bare `if (e)` in a helper
@@ -452,6 +475,31 @@ TEST(Compare, ToleranceNanAndFirstMismatch) {
   EXPECT_EQ(c.trials_passed, 1);
   EXPECT_TRUE(std::isinf(c.max_abs));
   EXPECT_TRUE(compare_outputs(*task, 1, floats({1}), ref).malformed.has_value());
+}
+
+// The degenerate answers a tolerance must refuse, on hand-made inputs and reference outputs of
+// the demo task (c = f(a), n = 2 then n = 3, one trial): each is found when the tolerance lets it
+// pass, and none when the reference differs from all of them.
+TEST(Compare, DegenerateAnswersThatATolerancePasses) {
+  temp_task t(replace(replace(good_task, "n = 1000", "n = 2"), "n = 7", "n = 3"));
+  auto task = load_task(t.path());
+  ASSERT_TRUE(task.ok());
+  const auto inputs = floats({0.5f, -0.25f, 0.75f, 0.125f, -1});
+  // c = 2a + 1: nothing degenerate passes a tight tolerance.
+  EXPECT_FALSE(degenerate_answer_passes(*task, 1, inputs, floats({2, 0.5f, 2.5f, 1.25f, -1})).has_value());
+  // c = a: the copy passes (the identity).
+  auto copy = degenerate_answer_passes(*task, 1, inputs, inputs);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(*copy, "output 'c' a copy of input 'a'");
+  // Tiny outputs under a loose atol: all zeros pass.
+  task->atol = 0.01;
+  auto zeros = degenerate_answer_passes(*task, 1, inputs, floats({0.001f, -0.002f, 0, 0.003f, 0}));
+  ASSERT_TRUE(zeros.has_value());
+  EXPECT_EQ(*zeros, "every output all zeros");
+  // Short inputs are reported, not taken as a pass or a fail.
+  auto short_in = degenerate_answer_passes(*task, 1, floats({1}), inputs);
+  ASSERT_TRUE(short_in.has_value());
+  EXPECT_NE(short_in->find("shorter"), std::string::npos);
 }
 
 TEST(Feedback, CleansDiagnosticsAndDescribesVerdicts) {

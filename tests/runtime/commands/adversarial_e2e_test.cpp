@@ -1,5 +1,6 @@
 // The adversarial suite (tests/env/adversarial/*.cu, issue: sandbox hardening): hostile or broken
-// candidates, each with its expected verdict on its first line ("// expect: a|b") and the paths
+// candidates, each with its expected verdict on its first line ("// expect: a|b"), optionally the
+// verdict's reason ("// reason: a|b"), and the paths
 // it tries to create ("// must-not-exist: ..."). For each: leap stays up, the verdict is right,
 // nothing outside the candidate's temporary directory changed, and no process, file descriptor
 // or temporary directory is left behind, also after 200 mixed checks through 2 workers.
@@ -26,7 +27,7 @@ namespace {
 
 struct hostile {
   std::string name, task, source;
-  std::vector<std::string> expect, must_not_exist;
+  std::vector<std::string> expect, reasons, must_not_exist;
 };
 
 std::vector<std::string> words_after(const std::string& src, const std::string& tag) {
@@ -56,6 +57,7 @@ std::vector<hostile> load_dir(const std::string& dir, const std::string& default
     h.name = f.path().stem().string();
     h.source = *read_file(f.path().string());
     h.expect = words_after(h.source, "expect:");
+    h.reasons = words_after(h.source, "reason:");
     auto task = words_after(h.source, "task:");
     h.task = task.empty() ? default_task : task[0];
     h.must_not_exist = words_after(h.source, "must-not-exist:");
@@ -161,6 +163,10 @@ TEST_F(adversarial, EveryHostileCandidateIsContainedAndJudgedRight) {
       EXPECT_TRUE(expected(h, out[i]->v.st))
         << h.name << ": expected " << join(h.expect, "|") << ", got " << env::to_string(out[i]->v.st)
         << " (" << out[i]->v.reason << ")\n  feedback: " << out[i]->v.feedback;
+      if (!h.reasons.empty())
+        EXPECT_NE(std::find(h.reasons.begin(), h.reasons.end(), out[i]->v.reason), h.reasons.end())
+          << h.name << ": expected reason " << join(h.reasons, "|") << ", got " << out[i]->v.reason
+          << "\n  feedback: " << out[i]->v.feedback;
       for (auto& p : h.must_not_exist)
         EXPECT_FALSE(fs::exists(p)) << h.name << " created " << p;
       if (h.name == "different_on_second_call") {
