@@ -17,7 +17,9 @@ tmpl mm_naive2d(const env::task_spec& t, const style& st, int bx, int by) {
   std::string k = "__global__ void " + st.kernel + "(" + param_list(t) + ") {\n"
     "  const int col = blockIdx.x * blockDim.x + threadIdx.x;\n  const int row = blockIdx.y * blockDim.y + threadIdx.y;\n"
     "  @G{if (row $>= M || col $>= N) return;}G@\n  float acc = 0.0f;\n"
-    "  for (int k = 0; k $< K; ++k) acc += A[(long long)row * K + k] * B[(long long)k * @I{N~|~K}I@ + col];\n"
+    // The wrong-index bug reads B transposed (B[col * K + k]): wrong, but inside B. Striding B's
+    // rows by K read past B's end when K > N, and what lies there is not reproducible.
+    "  for (int k = 0; k $< K; ++k) acc += A[(long long)row * K + k] * B[@I{(long long)k * N + col~|~(long long)col * K + k}I@];\n"
     "  " + mm_store(t) + "\n}\n\n";
   std::string h = host_fn(t, "  if (M <= 0 || N <= 0) return;\n  dim3 block(" + std::to_string(bx) + ", " + std::to_string(by) + ");\n"
     "  dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);\n"

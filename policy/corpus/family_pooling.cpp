@@ -10,9 +10,11 @@ namespace {
 
 // ---- maxpool1d ----
 
-// The window max of output (c, o), written to y[q].
+// The window max of output (c, o), written to y[q]. The wrong-index bug forgets the stride (o * 1):
+// wrong whenever s > 1, yet every read stays inside x (o + t <= (L - k) / s + k - 1 < L). Striding
+// by k instead read past x's end when k > s, and what lies there is not reproducible.
 std::string mp1_window(const std::string& q) {
-  return "    const float* xc = x + (long long)c * L + (long long)o * @I{s~|~k}I@;\n"
+  return "    const float* xc = x + (long long)c * L + (long long)o * @I{s~|~1}I@;\n"
          "    float m = xc[0];\n"
          "    for (int t = 1; t $< k; ++t) m = @R{fmaxf~|~fminf}R@(m, xc[t]);\n"
          "    y[" + q + "] = m;\n";
