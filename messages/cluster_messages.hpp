@@ -6,6 +6,7 @@
 
 #include "messages/build_identity.hpp"
 #include "messages/env_messages.hpp"
+#include "messages/float_inspect.hpp"
 #include "messages/train_messages.hpp"
 
 #include <caf/meta/type_name.hpp>
@@ -98,13 +99,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_row& x) {
   return f(caf::meta::type_name("leap_node_row"), x.name, enum_field(x.state), x.version,
            x.compile_workers, x.execute_workers, x.generate_slots, x.busy, x.done, x.failed, x.lost, x.rejoined,
-           x.rerun, x.rebuilt, x.busy_seconds, x.up_seconds, x.problem);
+           x.rerun, x.rebuilt, float_field(x.busy_seconds), float_field(x.up_seconds), x.problem);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
   return f(caf::meta::type_name("leap_cluster_status"), x.nodes, x.queued_compile,
-           x.queued_execute, x.queued_generate, x.weights_version, x.weights_bytes, x.weights_ms,
+           x.queued_execute, x.queued_generate, x.weights_version, x.weights_bytes, float_field(x.weights_ms),
            x.weights_nodes);
 }
 
@@ -118,7 +119,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
   return f(caf::meta::type_name("leap_node_stats"), x.info, x.compile, x.execute, x.generate,
            x.draining,
-           x.uptime_seconds);
+           float_field(x.uptime_seconds));
 }
 
 template <class Inspector>

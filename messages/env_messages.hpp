@@ -8,6 +8,7 @@
 #include "env/compiler.hpp"
 #include "env/verdict.hpp"
 #include "messages/enum_inspect.hpp"
+#include "messages/float_inspect.hpp"
 
 #include <caf/meta/type_name.hpp>
 
@@ -21,10 +22,10 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, verdict& x) {
   return f(caf::meta::type_name("leap_verdict"), x.task, msg::enum_field(x.backend), msg::enum_field(x.st),
            x.reason,
-           x.max_abs_error, x.max_rel_error, x.mismatch_index, x.mismatch_output,
-           x.mismatch_size_set, x.expected, x.actual, x.mismatches, x.trials_run,
-           x.trials_passed, x.diagnostics, x.timed, x.candidate_ms, x.reference_ms, x.speedup,
-           x.compile_seconds, x.compile_stages, x.run_seconds, x.cached, x.emulation_unsupported, x.flags, x.feedback);
+           msg::float_field(x.max_abs_error), msg::float_field(x.max_rel_error), x.mismatch_index, x.mismatch_output,
+           x.mismatch_size_set, msg::float_field(x.expected), msg::float_field(x.actual), x.mismatches, x.trials_run,
+           x.trials_passed, x.diagnostics, x.timed, msg::float_field(x.candidate_ms), msg::float_field(x.reference_ms), msg::float_field(x.speedup),
+           msg::float_field(x.compile_seconds), msg::float_field(x.compile_stages), msg::float_field(x.run_seconds), x.cached, x.emulation_unsupported, x.flags, x.feedback);
 }
 
 } // namespace leap::env
@@ -101,7 +102,7 @@ typename Inspector::result_type inspect(Inspector& f, compile_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_reply& x) {
   return f(caf::meta::type_name("leap_compile_reply"), x.id, enum_field(x.status),
-           x.diagnostics, x.stage, x.seconds, x.stages, x.cached, x.key, x.attempts);
+           x.diagnostics, x.stage, float_field(x.seconds), float_field(x.stages), x.cached, x.key, x.attempts);
 }
 
 template <class Inspector>

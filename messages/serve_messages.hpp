@@ -8,6 +8,7 @@
 #include "algo/rollout.hpp"
 #include "env/verdict.hpp"
 #include "messages/enum_inspect.hpp"
+#include "messages/float_inspect.hpp"
 #include "messages/env_messages.hpp"
 
 #include <caf/meta/type_name.hpp>
@@ -144,7 +145,7 @@ typename Inspector::result_type inspect(Inspector& f, check_call& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_answer& x) {
   return f(caf::meta::type_name("leap_check_answer"), enum_field(x.status), x.message,
-           x.retry_after, x.v);
+           float_field(x.retry_after), x.v);
 }
 
 template <class Inspector>
@@ -166,20 +167,20 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_view& x) {
   return f(caf::meta::type_name("leap_attempt_view"), x.attempt, enum_field(x.state),
            enum_field(x.end), x.end_reason, x.solved_turn, x.turns, x.next_turn, x.next_prompt,
-           x.reward, x.advantages);
+           float_field(x.reward), float_field(x.advantages));
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_view& x) {
   return f(caf::meta::type_name("leap_group_view"), x.id, x.task, enum_field(x.dcp), x.activated,
            x.finished, x.turn1_failed, x.turn1_passed, x.turn1_lost, x.estimator,
-           x.expires_in_seconds, x.attempts);
+           float_field(x.expires_in_seconds), x.attempts);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_answer& x) {
   return f(caf::meta::type_name("leap_group_answer"), enum_field(x.status), x.message,
-           x.retry_after, x.g);
+           float_field(x.retry_after), x.g);
 }
 
 template <class Inspector>

@@ -8,6 +8,7 @@
 #include "algo/rollout.hpp"
 #include "env/verdict.hpp"
 #include "messages/enum_inspect.hpp"
+#include "messages/float_inspect.hpp"
 
 #include <caf/meta/type_name.hpp>
 
@@ -225,18 +226,18 @@ inline detail::checked_enum<checkpoint_state> enum_field(checkpoint_state& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("leap_generate_request"), x.id, x.group_id, x.prompts,
-           x.samples_per_prompt, x.temperature, x.top_p, x.max_new_tokens, x.seed, x.priority);
+           x.samples_per_prompt, float_field(x.temperature), float_field(x.top_p), x.max_new_tokens, x.seed, x.priority);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generated& x) {
-  return f(caf::meta::type_name("leap_generated"), x.tokens, x.logprobs, x.finish);
+  return f(caf::meta::type_name("leap_generated"), x.tokens, float_field(x.logprobs), x.finish);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_reply& x) {
   return f(caf::meta::type_name("leap_generate_reply"), x.id, x.samples, x.policy_version,
-           x.seconds, x.worker);
+           float_field(x.seconds), x.worker);
 }
 
 template <class Inspector>
@@ -251,9 +252,9 @@ typename Inspector::result_type inspect(Inspector& f, group_start& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_record& x) {
-  return f(caf::meta::type_name("leap_turn_record"), x.prompt, x.completion, x.logprobs,
-           x.policy_version, x.judged, enum_field(x.status), x.reason, x.timed, x.speedup, x.t_generated,
-           x.t_verdict, x.code, x.feedback);
+  return f(caf::meta::type_name("leap_turn_record"), x.prompt, x.completion, float_field(x.logprobs),
+           x.policy_version, x.judged, enum_field(x.status), x.reason, x.timed, float_field(x.speedup), float_field(x.t_generated),
+           float_field(x.t_verdict), x.code, x.feedback);
 }
 
 template <class Inspector>
@@ -266,18 +267,18 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_result& x) {
   return f(caf::meta::type_name("leap_group_result"), x.group_id, x.task, x.epoch, x.index,
            enum_field(x.dcp), x.activated, x.trajectories, x.attempts, x.compiles, x.cache_hits, x.cancelled,
-           x.compiles_later_turns, x.seconds);
+           x.compiles_later_turns, float_field(x.seconds));
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scored_group& x) {
-  return f(caf::meta::type_name("leap_scored_group"), x.group, x.rewards, x.advantages);
+  return f(caf::meta::type_name("leap_scored_group"), x.group, float_field(x.rewards), float_field(x.advantages));
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stage_usage& x) {
-  return f(caf::meta::type_name("leap_stage_usage"), x.elapsed_seconds, x.generate, x.compile,
-           x.execute);
+  return f(caf::meta::type_name("leap_stage_usage"), float_field(x.elapsed_seconds), float_field(x.generate), float_field(x.compile),
+           float_field(x.execute));
 }
 
 template <class Inspector>
@@ -298,23 +299,23 @@ typename Inspector::result_type inspect(Inspector& f, turn_summary& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_summary& x) {
   return f(caf::meta::type_name("leap_attempt_summary"), enum_field(x.end), x.end_reason, x.solved_turn,
-           x.reward, x.advantages, x.turns);
+           float_field(x.reward), float_field(x.advantages), x.turns);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_summary& x) {
   return f(caf::meta::type_name("leap_group_summary"), x.group_id, x.task, x.epoch, x.index,
-           enum_field(x.dcp), x.activated, x.seconds, x.attempts);
+           enum_field(x.dcp), x.activated, float_field(x.seconds), x.attempts);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_report& x) {
   return f(caf::meta::type_name("leap_step_report"), x.step, x.policy_version, enum_field(x.outcome),
-           x.error, x.loss, x.pg_loss, x.kl, x.clip_fraction, x.grad_norm, x.acc_at_1,
-           x.acc_at_2, x.acc_at_3, x.turns_per_pass, x.activated_groups, x.recovery, x.groups,
+           x.error, float_field(x.loss), float_field(x.pg_loss), float_field(x.kl), float_field(x.clip_fraction), float_field(x.grad_norm), float_field(x.acc_at_1),
+           float_field(x.acc_at_2), float_field(x.acc_at_3), float_field(x.turns_per_pass), float_field(x.activated_groups), float_field(x.recovery), x.groups,
            x.attempts, x.compiles, x.cache_hits, x.cancelled, x.compiles_later_turns, x.dropped,
-           x.unsupported, x.tokens, x.sequences, x.learn_seconds, x.max_lag, x.util_generate,
-           x.util_compile, x.util_execute, enum_field(x.checkpoint), x.checkpoint_error, x.tasks, x.epochs,
+           x.unsupported, x.tokens, x.sequences, float_field(x.learn_seconds), float_field(x.max_lag), float_field(x.util_generate),
+           float_field(x.util_compile), float_field(x.util_execute), enum_field(x.checkpoint), x.checkpoint_error, x.tasks, x.epochs,
            x.indices, x.group_details);
 }
 

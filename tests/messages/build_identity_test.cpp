@@ -44,3 +44,14 @@ TEST(BuildIdentity, MismatchNamesBothVersions) {
   ASSERT_TRUE(modified);
   EXPECT_NE(modified->find("00000000000000cc"), std::string::npos) << *modified;
 }
+
+// Every float crosses as its IEEE bits (messages/float_inspect.hpp; a bare float field does not
+// compile): CAF 0.17's own float encoding hangs on an infinity (issue 41).
+TEST(BuildIdentity, FloatFieldsTravelAsTheirBits) {
+  auto sig = msg::message_signature();
+  EXPECT_NE(sig.find("{leap_f64:u64,}"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("{leap_f64_vec:vec<u64>,}"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("{leap_f32_vec:vec<u32>,}"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("{leap_float_vecs:vec<vec<u64>>,}"), std::string::npos) << sig;
+  EXPECT_FALSE(std::regex_search(sig, std::regex("f(32|64)[,>]"))) << sig;
+}

@@ -9,6 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstring>
+#include <limits>
+#include <optional>
+
 using namespace leap;
 
 namespace {
@@ -325,4 +331,81 @@ TEST_F(fixture, OutOfRangeEnumIsALoadError) {
   auto err = source(back);
   ASSERT_TRUE(err);
   EXPECT_NE(sys->render(err).find("leap_build_status"), std::string::npos) << sys->render(err);
+}
+
+namespace {
+
+// The same bits (NaN payload and sign included): what "travels faithfully" means for a float.
+template <class F>
+bool same_bits(F a, F b) {
+  return std::memcmp(&a, &b, sizeof(F)) == 0;
+}
+
+// Every kind of IEEE value a verdict or a sample can hold, in one verdict, one compile reply and
+// one generate reply; true when all come back with the same bits.
+bool non_finite_values_travel(caf::actor_system& sys) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  env::verdict v = sample_verdict();
+  v.max_abs_error = inf; // the comparison's answer for an unwritten (NaN-poisoned) output
+  v.max_rel_error = -inf;
+  v.expected = tiny;
+  v.actual = -nan;
+  v.speedup = nan;
+  v.compile_stages = {nan, inf, -inf, -0.0, tiny, 1e308};
+  msg::compile_reply c;
+  c.seconds = inf;
+  c.stages = v.compile_stages;
+  msg::generate_reply g;
+  g.samples = {{{1, 2, 3},
+                {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                 std::numeric_limits<float>::denorm_min()},
+                "eos"}};
+  msg::exec_reply e;
+  e.v = v;
+  auto bytes_of = [&](auto x) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{sys, buf};
+    if (auto err = sink(x))
+      return std::optional<decltype(x)>();
+    decltype(x) y;
+    caf::binary_deserializer source{sys, buf};
+    if (auto err = source(y))
+      return std::optional<decltype(x)>();
+    return std::optional<decltype(x)>(y);
+  };
+  auto e2 = bytes_of(e);
+  auto c2 = bytes_of(c);
+  auto g2 = bytes_of(g);
+  if (!e2 || !c2 || !g2)
+    return false;
+  bool ok = same_bits(e2->v.max_abs_error, v.max_abs_error)
+            && same_bits(e2->v.max_rel_error, v.max_rel_error)
+            && same_bits(e2->v.expected, v.expected) && same_bits(e2->v.actual, v.actual)
+            && same_bits(e2->v.speedup, v.speedup) && same_bits(c2->seconds, c.seconds)
+            && e2->v.compile_stages.size() == v.compile_stages.size()
+            && c2->stages.size() == c.stages.size() && g2->samples.size() == 1
+            && g2->samples[0].logprobs.size() == 3;
+  for (std::size_t i = 0; ok && i < v.compile_stages.size(); ++i)
+    ok = same_bits(e2->v.compile_stages[i], v.compile_stages[i])
+         && same_bits(c2->stages[i], c.stages[i]);
+  for (std::size_t i = 0; ok && i < 3; ++i)
+    ok = same_bits(g2->samples[0].logprobs[i], g.samples[0].logprobs[i]);
+  return ok;
+}
+
+} // namespace
+
+// NaN, infinities, -0 and subnormals cross processes with their bits (issue 41: CAF 0.17's own
+// float encoding loops forever on an infinity, on the multiplexer thread, and mangles a NaN).
+// Run in a child with an alarm, so a hang fails the test instead of stalling it.
+TEST_F(fixture, NonFiniteFloatsTravelBitForBit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+    {
+      ::alarm(10);
+      std::_Exit(non_finite_values_travel(*sys) ? 0 : 3);
+    },
+    ::testing::ExitedWithCode(0), "");
 }
