@@ -437,6 +437,10 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     }
   }
   std::string budget_reached;
+  // Steps in a row in which every attempt was lost to the infrastructure (train.max_lost_steps);
+  // the run stops with `infra_error`. Guarded by out_mtx.
+  int lost_steps = 0;
+  std::string infra_error;
   if ((tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes) ||
       (tc.max_compiles > 0 && spent_compiles >= tc.max_compiles)) {
     std::printf("done: the run's budget was already spent (%.1f s of learner steps, %lld compile "
@@ -489,6 +493,17 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     std::fflush(stdout);
     spent_seconds += step_s;
     spent_compiles += static_cast<long long>(r.compiles) + r.cache_hits;
+    lost_steps = r.attempts > 0 && r.dropped >= r.attempts ? lost_steps + 1 : 0;
+    if (tc.max_lost_steps > 0 && lost_steps >= tc.max_lost_steps && infra_error.empty()) {
+      infra_error = "step " + std::to_string(r.step) + " lost all " + std::to_string(r.attempts)
+                    + " attempts to the infrastructure"
+                    + (lost_steps > 1 ? " (" + std::to_string(lost_steps) + " such steps in a row)"
+                                      : std::string())
+                    + ": nothing was compiled, run or judged (train.max_lost_steps = "
+                    + std::to_string(tc.max_lost_steps) + "); see the log above for what failed "
+                    + "(a lost node, a sandbox that cannot start, ...)";
+      g_stop.store(true);
+    }
     if (budget_reached.empty()) {
       char why[160] = "";
       if (tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes)
@@ -546,6 +561,13 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const std::string report_path = out_dir + "/report.html";
   if (auto r = report::write_report({out_dir}, report_path); !r)
     std::fprintf(stderr, "leap train: warning: report.html not written: %s\n", r.message().c_str());
+  if (!infra_error.empty()) {
+    std::fprintf(stderr,
+                 "leap train: %s\nleap train: the run stopped; the learner's state is saved in %s "
+                 "(continue with --resume once the cause is fixed)\n",
+                 infra_error.c_str(), ck_dir.c_str());
+    return exit_failed;
+  }
   if (!budget_reached.empty() && end.end == actors::run_end::how::interrupted) {
     std::printf("done: budget %s; checkpoint in %s (%.1f s); metrics in %s, charts in %s\n",
                 budget_reached.c_str(), ck_dir.c_str(), total, metrics_path.c_str(),

@@ -153,6 +153,8 @@ struct train_section {
   int steps = 20;              // learner steps of this run (a resumed run continues to this count)
   double max_minutes = 0;      // budget: learner-step wall-clock of the whole run; 0 = none
   int max_compiles = 0;        // budget: compile requests (cache hits included); 0 = none
+  int max_lost_steps = 1;      // consecutive steps whose every attempt the infrastructure lost
+                               // before the run stops with an error; 0 = never stop for that
   int batch_groups = 4;        // B: groups (tasks) per learner step
   int group_size = 8;          // G: attempts per group
   int max_turns = 3;           // turns per attempt (1 = single-turn)

@@ -280,6 +280,11 @@ void register_train(registry& r) {
         "sent to the compiler, build-cache hits included, earlier segments included) to this "
         "count; as max_minutes. 0 = no compile budget.")
       .at_least(0);
+  s.key("max_lost_steps", &train_section::max_lost_steps,
+        "Stop the run with an error (exit 1, checkpoint of the last step saved) after this many "
+        "consecutive steps in which the infrastructure lost every attempt (no compiler, executor "
+        "or node could serve them): such steps train nothing. 0 = keep going.")
+      .at_least(0);
   s.key("batch_groups", &train_section::batch_groups, "B: groups (tasks) per learner step.")
       .at_least(1);
   s.key("group_size", &train_section::group_size, "G: attempts per group.").at_least(2);

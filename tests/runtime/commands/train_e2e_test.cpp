@@ -399,3 +399,36 @@ TEST(TrainE2E, ACompileBudgetEndsTheRunAfterTheStepThatReachesIt) {
   EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), m.size() + 1);
   fs::remove_all(out);
 }
+
+// A run whose every attempt the infrastructure loses trains nothing: with the only compile and
+// execute node unreachable (nothing listens on its port), each job fails after
+// cluster.node_wait_seconds, every attempt of the step is dropped, and the run stops with an
+// error naming train.max_lost_steps and exit code 1 instead of reporting success.
+TEST(TrainE2E, AStepThatLosesEveryAttemptToTheInfrastructureStopsTheRun) {
+  auto cfg = config::defaults();
+  for (auto& s : tiny)
+    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  for (const char* s : {"train.steps=20", "cluster.nodes=[\"127.0.0.1:1\"]",
+                        "cluster.local_roles=[\"generate\"]", "cluster.node_wait_seconds=1",
+                        "cluster.heartbeat_seconds=0.5"})
+    ASSERT_TRUE(config::apply_override(cfg, s).ok()) << s;
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.train.warm_start = warm_start();
+  ASSERT_FALSE(cfg.train.warm_start.empty());
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto out = *make_temp_dir(temp_root(), "leap-lost-");
+  testing::internal::CaptureStderr();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = cmd_train(**svc, out, false);
+  const auto err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("attempts to the infrastructure"), std::string::npos) << err;
+  EXPECT_NE(err.find("train.max_lost_steps = 1"), std::string::npos) << err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::minutes(3));
+  auto m = read_metrics(out + "/metrics.jsonl");
+  ASSERT_FALSE(m.empty());
+  EXPECT_LT(m.size(), 20u);
+  EXPECT_EQ(m.back()["dropped"], m.back()["attempts"]) << m.back().dump();
+  fs::remove_all(out);
+}
