@@ -16,7 +16,9 @@ py=/usr/bin/python3
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 missing=()
-for pkg in python3 python3-venv python3-pip-whl python3-torch python3-numpy; do
+# python3-pip, python3-setuptools and python3-wheel: tests/python/test_client_package.py builds the
+# client package (clients/python) offline with Debian's own pip, setuptools and wheel.
+for pkg in python3 python3-venv python3-pip-whl python3-pip python3-setuptools python3-wheel python3-torch python3-numpy; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if (( ${#missing[@]} )); then
