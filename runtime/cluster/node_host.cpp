@@ -8,7 +8,9 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 namespace leap::runtime {
@@ -17,6 +19,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 } // namespace
+
+void configure_node_scheduler(caf::actor_system_config& cfg) {
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(100)});
+  cfg.set("work-stealing.moderate-poll-attempts", 50);
+}
 
 void node_log_line(const std::string& prefix, const std::string& line) {
   std::time_t t = std::time(nullptr);
@@ -91,17 +98,31 @@ int host_node_until_signal(caf::actor_system& sys, node_host_options opts,
   std::signal(SIGTERM, old_term);
 
   caf::scoped_actor self{sys};
-  std::uint64_t done = 0;
+  std::optional<std::uint64_t> done;
   self->request(node, opts.drain_limit, msg::drain_atom_v)
     .receive([&](std::uint64_t n) { done = n; },
              [&](caf::error& e) {
                if (opts.log)
-                 opts.log("drain: " + msg::error_text(e, sys));
+                 opts.log("drain: " + msg::error_text(e, sys) + " (deadline "
+                          + std::to_string(opts.drain_limit.count() / 1000)
+                          + " s): cancelling the jobs still running");
              });
-  if (opts.log)
-    opts.log("stopped after " + std::to_string(done) + " job(s)");
+  // The node goes; its caller then stops the pools, which kill the processes of jobs still
+  // running. From here the process must end: should shutting the actor system down hang (a
+  // thread that never returns), it is ended after `exit_grace`, so a node that said it stopped
+  // is gone.
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
-  return 0;
+  if (opts.log)
+    opts.log(done ? "stopped after " + std::to_string(*done) + " job(s)"
+                  : std::string("stopped (running jobs cancelled at the drain deadline)"));
+  std::thread([grace = opts.exit_grace, log = opts.log] {
+    std::this_thread::sleep_for(grace);
+    if (log)
+      log("still shutting down " + std::to_string(grace.count() / 1000)
+          + " s after stopping: exiting now");
+    std::_Exit(1);
+  }).detach();
+  return done ? 0 : 1;
 }
 
 } // namespace leap::runtime

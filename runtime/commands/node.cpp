@@ -58,6 +58,7 @@ int run_node(const command_context& ctx) {
 
   caf::actor_system_config sys_cfg;
   msg::register_message_types(sys_cfg);
+  configure_node_scheduler(sys_cfg);
   if (auto r = configure_transport(sys_cfg, cfg.cluster); !r)
     return usage_error(r.message());
   caf::actor_system sys{sys_cfg};
