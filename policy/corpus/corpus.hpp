@@ -54,6 +54,7 @@ inline bool acts_on_source(bug_kind b) {
 struct variant {
   std::string task;
   std::string family;     // elementwise | rowwise | columnwise | reduction | matmul | pooling | indexing
+                          // | generated (env/taskgen tasks)
   std::string strategy;   // e.g. grid_stride, float4, block_tree, warp_shuffle, smem_tiled
   std::string name;       // unique within the task, e.g. "grid_stride.b256.s1" or "bug.off_by_one.naive.b128.s0"
   variant_kind kind = variant_kind::solution;
@@ -79,6 +80,10 @@ struct generate_options {
 
 // Every variant for every task, deterministic in (tasks, options). Correct-strategy variants of a
 // task come first, then its buggy ones. An error names a task the generator has no family for.
+// Generated tasks (env/taskgen: named gen_..., reference starting `// leap-taskgen-op:`) need no
+// family: family "generated", one correct variant ("reference.naive": the naive reference without
+// its comment lines and unused math helpers) and the bug kinds that act on any kernel text (the
+// source kinds, and off_by_one / missing_bounds on the kernel's `if (.. >= ..) return;` guard).
 result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
                                       const generate_options& opt);
 

@@ -4,6 +4,7 @@
 #include "policy/corpus/families.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -39,6 +40,77 @@ const std::map<std::string, std::string>& families() {
   return m;
 }
 
+// A generated task (env/taskgen): named gen_... and its reference rendered by the generator.
+bool is_generated(const env::task_spec& t) {
+  return t.name.rfind("gen_", 0) == 0 && t.reference_source.rfind("// leap-taskgen-op:", 0) == 0;
+}
+
+// The generated reference as an SFT target: without its comment lines (the first holds the
+// serialised operator, which a prompt never shows) and without the math helpers it does not use
+// (the generator emits all of them in every reference).
+std::string reference_target(const std::string& ref) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos <= ref.size()) {
+    auto eol = ref.find('\n', pos);
+    if (eol == std::string::npos)
+      eol = ref.size();
+    lines.push_back(ref.substr(pos, eol - pos));
+    pos = eol + 1;
+  }
+  auto uses = [&](const std::string& word) {
+    std::size_t n = 0;
+    for (auto& l : lines)
+      for (auto p = l.find(word); p != std::string::npos; p = l.find(word, p + 1)) {
+        auto end = p + word.size();
+        bool left = p == 0 || !(std::isalnum(static_cast<unsigned char>(l[p - 1])) || l[p - 1] == '_');
+        bool right = end >= l.size() || !(std::isalnum(static_cast<unsigned char>(l[end])) || l[end] == '_');
+        n += left && right;
+      }
+    return n;
+  };
+  std::string out;
+  for (auto& l : lines) {
+    auto f = l.find_first_not_of(" \t");
+    if (f != std::string::npos && l.compare(f, 2, "//") == 0)
+      continue;
+    const std::string helper = "__device__ double ";
+    if (l.rfind(helper, 0) == 0) {
+      auto open = l.find('(', helper.size());
+      if (open != std::string::npos && uses(l.substr(helper.size(), open - helper.size())) < 2)
+        continue;
+    }
+    out += l + "\n";
+  }
+  while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n')
+    out.pop_back();
+  return out;
+}
+
+// Bugs that act on any kernel text: the kernel's `if (X >= Y) return;` guard made off by one
+// (`>`) or removed (missing_bounds); an error when the source has no such guard.
+result<std::string> generic_bug(const std::string& src, bug_kind kind) {
+  auto k = src.find("__global__");
+  if (k == std::string::npos)
+    return make_error("no __global__ function");
+  auto g = src.find("  if (", k);
+  while (g != std::string::npos) {
+    auto eol = src.find('\n', g);
+    auto line = src.substr(g, eol == std::string::npos ? std::string::npos : eol - g);
+    auto ge = line.find(" >= ");
+    if (ge != std::string::npos && line.find(") return;") != std::string::npos) {
+      std::string out = src;
+      if (kind == bug_kind::off_by_one)
+        out.replace(g + ge, 4, " > ");
+      else
+        out.erase(g, line.size() + (eol == std::string::npos ? 0 : 1));
+      return out;
+    }
+    g = src.find("  if (", g + 1);
+  }
+  return make_error("no `if (... >= ...) return;` guard");
+}
+
 } // namespace
 
 std::vector<std::string> known_tasks() {
@@ -64,6 +136,55 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
     if (t.split != env::task_split::train)
       return make_error("corpus: task '" + t.name + "' is in the eval split (held out); the corpus "
                         "only holds train-split tasks");
+    if (is_generated(t)) {
+      // A generated task (env/taskgen) has no hand-written family: its one correct variant is the
+      // generator's naive reference (the environment labels it like any other variant), and its
+      // bugs are those that act on any kernel text: typos and swapped names on the source, and
+      // the bounds guard made off by one or removed.
+      variant sol;
+      sol.task = t.name;
+      sol.family = "generated";
+      sol.strategy = "reference";
+      sol.name = "reference.naive";
+      sol.source = reference_target(t.reference_source);
+      rng r(opt.seed ^ fnv1a(t.name));
+      std::vector<variant> bugs;
+      for (auto kind : all_bug_kinds()) {
+        if (!opt.kinds.empty() && std::find(opt.kinds.begin(), opt.kinds.end(), kind) == opt.kinds.end())
+          continue;
+        const bool guard = kind == bug_kind::off_by_one || kind == bug_kind::missing_bounds;
+        if (!acts_on_source(kind) && !guard)
+          continue;
+        for (int n = 0; n < std::max(0, opt.bugs_per_kind); ++n) {
+          auto pick = r.next();
+          auto src = guard ? generic_bug(sol.source, kind) : inject_typo(sol.source, kind, pick);
+          if (!src || *src == sol.source)
+            break; // the kind has no spot in this kernel (or one variant only: the guard)
+          variant b;
+          b.task = t.name;
+          b.family = sol.family;
+          b.strategy = sol.strategy;
+          b.kind = variant_kind::buggy;
+          b.bug = kind;
+          b.name = std::string("bug.") + to_string(kind) + "." + sol.name
+                   + (n > 0 ? ".v" + std::to_string(n + 1) : "");
+          b.source = std::move(*src);
+          b.origin = sol.name;
+          b.origin_source = sol.source;
+          bool dup = false;
+          for (auto& o : bugs)
+            dup = dup || o.source == b.source;
+          if (!dup)
+            bugs.push_back(std::move(b));
+          if (guard)
+            break;
+        }
+      }
+      all.push_back(std::move(sol));
+      for (auto& v : bugs)
+        all.push_back(std::move(v));
+      continue;
+    }
     auto fam = family_of(t.name);
     if (fam.empty())
       return make_error("corpus: no variant family for task '" + t.name + "'");

@@ -337,6 +337,9 @@ int run_corpus(const command_context& ctx) {
   if (a.opts.count("--task"))
     co.tasks = a.opts.at("--task");
   for (auto& t : co.tasks)
+    if (auto added = add_generated_task(*ctx.svc, t); !added)
+      return usage_error("--task " + t + ": " + added.message());
+  for (auto& t : co.tasks)
     if (!ctx.svc->tasks->count(t))
       return usage_error("unknown task '" + t + "'");
   return cmd_corpus(*ctx.svc, co, a.has("--json"));

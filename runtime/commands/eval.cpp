@@ -253,9 +253,25 @@ result<sampled_failures> sample_failures(services& svc, const std::string& dir,
   return res;
 }
 
+std::string eval_set_of(const std::string& task) {
+  if (!taskgen::is_generated_name(task) || task.size() < 6)
+    return "bundled";
+  switch (task[task.size() - 6]) {
+    case 'i':
+      return "generated_instance";
+    case 'c':
+      return "generated_composition";
+    default:
+      return "generated_train";
+  }
+}
+
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
+  for (const auto& t : cfg.eval.tasks)
+    if (auto added = add_generated_task(svc, t); !added)
+      return make_error("eval.tasks: " + added.message());
   std::vector<env::task_split> splits;
   if (cfg.eval.split != config::eval_split::train)
     splits.push_back(env::task_split::eval);
@@ -318,7 +334,7 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     return acc;
   };
   std::vector<algo::group_record> records;
-  std::map<std::string, std::vector<algo::group_record>> by_category;
+  std::map<std::string, std::vector<algo::group_record>> by_category, by_set;
   for (const auto& g : out.groups) {
     auto& r = sum.per_task[g.task];
     sum.samples += g.attempts;
@@ -340,9 +356,14 @@ result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, 
     const std::string category = env::to_string(svc.tasks->at(g.task).category);
     sum.per_category[category].tasks.push_back(g.task); // one group per task
     by_category[category].push_back(records.back());
+    const std::string set = eval_set_of(g.task);
+    sum.per_set[set].tasks.push_back(g.task);
+    by_set[set].push_back(records.back());
   }
   for (auto& [name, cat] : sum.per_category)
     cat.acc_at = acc_curve(by_category[name]);
+  for (auto& [name, set] : sum.per_set)
+    set.acc_at = acc_curve(by_set[name]);
   sum.pass_at_1 = algo::acc_at_k(records, 1);
   sum.acc_at = acc_curve(records);
   sum.turns_per_pass = algo::turns_per_pass(records);
@@ -395,6 +416,16 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
     per_category[name] = {{"tasks", c.tasks}, {"acc_at_1", c.acc_at[0]}, {"acc_at_2", c.acc_at[1]},
                           {"acc_at_3", c.acc_at[2]}};
   }
+  nlohmann::json per_set = nlohmann::json::object();
+  if (r->per_set.size() > 1 || !r->per_set.count("bundled")) {
+    std::printf("\n%-22s %5s %7s %7s %7s\n", "set", "tasks", "acc@1", "acc@2", "acc@3");
+    for (auto& [name, c] : r->per_set)
+      std::printf("%-22s %5zu %7.3f %7.3f %7.3f\n", name.c_str(), c.tasks.size(), c.acc_at[0],
+                  c.acc_at[1], c.acc_at[2]);
+  }
+  for (auto& [name, c] : r->per_set)
+    per_set[name] = {{"tasks", c.tasks}, {"acc_at_1", c.acc_at[0]}, {"acc_at_2", c.acc_at[1]},
+                     {"acc_at_3", c.acc_at[2]}};
   std::printf("%s split (%zu tasks, suite %s): ", r->split.c_str(), r->per_task.size(),
               r->task_suite.c_str());
   std::printf("pass@1 %.3f   Acc@1 %.3f   Acc@2 %.3f   Acc@3 %.3f   turns/pass %.2f\n",
@@ -408,7 +439,8 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
     std::cout << dump_lossy(nlohmann::json{{"pass_at_1", r->pass_at_1}, {"acc_at_1", r->acc_at[0]},
                                 {"acc_at_2", r->acc_at[1]}, {"acc_at_3", r->acc_at[2]},
                                 {"turns_per_pass", r->turns_per_pass}, {"per_task", per_task},
-                                {"per_category", per_category}, {"split", r->split},
+                                {"per_category", per_category}, {"per_set", per_set},
+                                {"split", r->split},
                                 {"task_suite", r->task_suite},
                                 {"samples", r->samples}, {"generated_tokens", r->generated_tokens},
                                 {"no_code", r->no_code}, {"dropped", r->dropped},

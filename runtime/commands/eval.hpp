@@ -45,6 +45,8 @@ struct eval_summary {
   double turns_per_pass = 0;
   std::map<std::string, eval_task_result> per_task;
   std::map<std::string, eval_category_result> per_category; // by category name
+  // By task set (eval_set_of): bundled tasks apart from each kind of generated task.
+  std::map<std::string, eval_category_result> per_set;
   long long samples = 0;             // completions generated, all turns
   long long generated_tokens = 0;
   long long no_code = 0;             // completions without extractable code (rejected)
@@ -54,6 +56,13 @@ struct eval_summary {
   double seconds = 0;
 };
 
+// The set a task is reported in: "bundled", or for a generated task (env/taskgen)
+// "generated_train", "generated_instance" (held-out instance) or "generated_composition"
+// (held-out composition).
+std::string eval_set_of(const std::string& task);
+
+// eval.tasks may name generated tasks the catalog lacks (environment.generated_*): they are
+// generated under environment.generated_seed and added first.
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& checkpoint_dir,
                                          bool show_progress);
 

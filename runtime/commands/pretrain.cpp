@@ -53,6 +53,9 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   }
   if (cfg.sft.solutions_per_task != defaults.solutions_per_task)
     shape += "|solutions_per_task=" + std::to_string(cfg.sft.solutions_per_task);
+  if (cfg.sft.generated_tasks > 0)
+    shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
+             + "|generated_seed=" + std::to_string(cfg.environment.generated_seed);
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
@@ -62,6 +65,30 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).
   co.tasks = cfg.sft.tasks;
   co.tasks_key = "sft.tasks";
+  // Generated tasks named in sft.tasks, and the first sft.generated_tasks generated train tasks,
+  // join the catalog (before any evaluator holds it) and the corpus.
+  for (const auto& t : cfg.sft.tasks)
+    if (auto added = add_generated_task(svc, t); !added)
+      return make_error("sft.tasks: " + added.message());
+  if (cfg.sft.generated_tasks > 0) {
+    taskgen::gen_options go;
+    go.seed = cfg.environment.generated_seed;
+    go.train = cfg.sft.generated_tasks;
+    auto gen = taskgen::generated_specs(go);
+    if (!gen)
+      return make_error("sft.generated_tasks: " + gen.message());
+    if (co.tasks.empty()) // every bundled train task, as sft.tasks = [] means
+      for (const auto& [name, t] : *svc.tasks)
+        if (t.split == env::task_split::train && !taskgen::is_generated_name(name))
+          co.tasks.push_back(name);
+    auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
+    for (auto& t : *gen) {
+      if (std::find(co.tasks.begin(), co.tasks.end(), t.name) == co.tasks.end())
+        co.tasks.push_back(t.name);
+      m->emplace(t.name, t);
+    }
+    svc.tasks = m;
+  }
   if (show)
     co.progress = [](std::size_t done, std::size_t total) {
       std::fprintf(stderr, "\rcorpus: labelled %zu/%zu variants", done, total);
@@ -77,6 +104,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     if (!c)
       return c.err();
     sum.corpus_seconds = c->seconds;
+    sum.corpus_path = c->corpus_path;
     if (show)
       std::fprintf(stderr, "corpus: %zu targets, %zu repair dialogues (%zu labels cached) in %.1f s\n",
                    c->targets, c->repairs, c->label_cache_hits, c->seconds);

@@ -15,6 +15,7 @@ namespace leap::runtime {
 
 struct pretrain_summary {
   std::string checkpoint_dir;
+  std::string corpus_path; // the labelled corpus.jsonl it trained on (under the cache directory)
   long long parameters = 0;
   int vocab_size = 0;
   std::size_t turn1_examples = 0, repair_examples = 0, skipped_examples = 0;

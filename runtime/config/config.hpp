@@ -130,6 +130,9 @@ struct sft_section {
   int self_repair_samples = 8;
   double self_repair_weight = 1.0;
   std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
+  // Generated train tasks (env/taskgen, environment.generated_seed) added to the corpus: the first
+  // N of the generated suite, each its verified reference plus generic bugs; 0 = none.
+  int generated_tasks = 0;
 };
 
 // Sampling evaluation with multi-turn feedback (`leap eval`).

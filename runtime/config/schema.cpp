@@ -241,6 +241,14 @@ void register_sft(registry& r) {
   s.key("tasks", &sft_section::tasks,
         "Tasks whose corpus is trained on; empty = every train-split task. Eval-split tasks are "
         "refused.");
+  s.key("generated_tasks", &sft_section::generated_tasks,
+        "Generated train tasks (`gen_<family>_t<n>`, env/taskgen, under "
+        "environment.generated_seed) added to the corpus besides sft.tasks (or, when sft.tasks is "
+        "empty, besides every bundled train task): the first N of the generated suite. Each gives "
+        "its naive reference as a turn-1 target and its generic bugs (typos, the bounds guard off "
+        "by one or removed) as repair dialogues, all labelled by the environment; 0 = none.")
+      .at_least(0)
+      .at_most(20000);
 }
 
 void register_eval(registry& r) {

@@ -13,9 +13,11 @@
 #include "runtime/pipeline/services.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -168,4 +170,87 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   co.tasks = {"relu_held"};
   EXPECT_FALSE(build_corpus(**held, **ev, co).ok());
   fs::remove_all(fs::path(dir).parent_path());
+}
+
+// Issue 35 item 3: sft.generated_tasks puts generated train tasks (env/taskgen) into the corpus,
+// each labelled by a real run in the environment (a fresh cache: no label can come from an earlier
+// run), and `leap eval` reports generated held-out tasks apart from bundled ones.
+TEST(PolicyE2E, GeneratedTasksJoinTheCorpusLabelledByTheEnvironment) {
+  auto cfg = tiny_policy_config({"sft.tasks=[\"relu\"]", "sft.generated_tasks=3",
+                                 "sft.max_steps=3", "eval.group_size=1", "eval.max_turns=1"});
+  const auto root = *make_temp_dir(temp_root(), "leap-gen-sft-");
+  cfg.environment.cache_dir = root + "/cache";
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  taskgen::gen_options go;
+  go.seed = cfg.environment.generated_seed;
+  go.train = 3;
+  auto gen = taskgen::generated_specs(go);
+  ASSERT_TRUE(gen.ok()) << gen.message();
+  ASSERT_EQ(gen->size(), 3u);
+  EXPECT_FALSE((*svc)->tasks->count(gen->front().name)); // environment.generated_tasks = 0
+  auto p = pretrain(**svc, root + "/checkpoint", false);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->steps, 3);
+  EXPECT_GE(p->turn1_examples, 4u); // relu's solution and the three references
+  auto text = read_file(p->corpus_path);
+  ASSERT_TRUE(text.ok()) << text.message();
+  std::map<std::string, int> targets, compile_errors, repairs, records;
+  for (auto& line : split_lines(*text)) {
+    if (trim(line).empty())
+      continue;
+    auto j = nlohmann::json::parse(line);
+    const std::string task = j["task"];
+    if (task.rfind("gen_", 0) != 0)
+      continue;
+    const std::string kind = j["kind"];
+    if (kind == "repair") {
+      ++repairs[task];
+      continue;
+    }
+    ++records[task];
+    EXPECT_EQ(j["family"], "generated");
+    // Labelled now, by a run: a fresh cache holds no label, and the feedback is the verdict's.
+    EXPECT_FALSE(j["label_cached"].get<bool>()) << line;
+    EXPECT_FALSE(j["feedback"].get<std::string>().empty()) << line;
+    if (kind == "solution") {
+      EXPECT_EQ(j["variant"], "reference.naive");
+      EXPECT_EQ(j["status"], "correct") << line;
+      EXPECT_TRUE(j["target"].get<bool>());
+      EXPECT_EQ(j["code"].get<std::string>().find("//"), std::string::npos); // no comment lines
+      targets[task] += j["target"].get<bool>();
+    } else if (j["status"] == "compile_error") {
+      // Only a real compile writes the compiler's diagnostics.
+      EXPECT_NE(j["feedback"].get<std::string>().find("error"), std::string::npos) << line;
+      ++compile_errors[task];
+    }
+  }
+  for (auto& t : *gen) {
+    EXPECT_EQ(targets[t.name], 1) << t.name;
+    EXPECT_GE(compile_errors[t.name], 3) << t.name; // the three typo kinds at least
+    EXPECT_GE(repairs[t.name], 3) << t.name;
+  }
+  // One cached verdict per labelled variant (relu's and the generated ones), written by the runs.
+  std::size_t labels = 0, variants = 0;
+  for (auto& e : fs::directory_iterator(cfg.environment.cache_dir + "/corpus-labels"))
+    labels += e.path().extension() == ".json";
+  for (auto& line : split_lines(*text))
+    variants += line.find("\"kind\":\"repair\"") == std::string::npos && !trim(line).empty();
+  EXPECT_EQ(labels, variants);
+
+  // eval.tasks may name generated held-out tasks the catalog lacks; they are reported by set.
+  auto ecfg = cfg;
+  ecfg.eval.tasks = {"gen_ew_i00000", "gen_ew_c00000", "elu"};
+  ecfg.eval.max_new_tokens = 48;
+  auto esvc = make_services(ecfg);
+  ASSERT_TRUE(esvc.ok()) << esvc.message();
+  auto e = evaluate_checkpoint(**esvc, root + "/checkpoint", false);
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_EQ(e->per_task.size(), 3u);
+  ASSERT_EQ(e->per_set.size(), 3u);
+  EXPECT_EQ(e->per_set["bundled"].tasks, std::vector<std::string>{"elu"});
+  EXPECT_EQ(e->per_set["generated_instance"].tasks, std::vector<std::string>{"gen_ew_i00000"});
+  EXPECT_EQ(e->per_set["generated_composition"].tasks, std::vector<std::string>{"gen_ew_c00000"});
+  EXPECT_EQ(eval_set_of("gen_red_t00012"), "generated_train");
+  fs::remove_all(root);
 }

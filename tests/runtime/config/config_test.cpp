@@ -80,7 +80,8 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
     for (const auto& k : s.keys) got.push_back(k.full_name());
   std::vector<std::string> want = {
       "environment.backend", "environment.tasks_dir", "environment.cache_dir",
-      "environment.work_dir", "environment.cache_max_mb", "compiler.workers", "compiler.nvcc", "compiler.arch",
+      "environment.work_dir", "environment.cache_max_mb", "environment.generated_tasks",
+      "environment.generated_eval_tasks", "environment.generated_seed", "compiler.workers", "compiler.nvcc", "compiler.arch",
       "compiler.nvcc_flags", "compiler.host_cxx", "compiler.emu_flags",
       "compiler.timeout_seconds", "compiler.max_diagnostic_lines", "compiler.retries",
       "executor.workers",
@@ -93,10 +94,10 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
       "sft.corpus_seed", "sft.bugs_per_kind", "sft.solutions_per_task", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
-      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.tasks",
+      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.tasks", "sft.generated_tasks",
       "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
-      "train.steps", "train.max_minutes", "train.max_compiles", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
+      "train.steps", "train.max_minutes", "train.max_compiles", "train.max_lost_steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
       "train.max_staleness", "train.batch_order", "train.generators", "train.dcp", "train.dcp_t_min",
       "train.dcp_t_max", "train.dcp_fractional", "train.cancel_pruned_turn1", "train.estimator",
       "train.gamma", "train.tie_keys",
