@@ -24,6 +24,8 @@ struct trainer_state {
   bool stopping = false, saving = false;
   run_end ending;                            // how the run ends once the final save is done
   msg::stage_usage last_usage;               // the gatekeeper's at the previous report
+  std::uint64_t last_compile_retried = 0;    // the pools' retry counters at the previous report
+  std::uint64_t last_execute_retried = 0;
   int reports_pending = 0;                   // step reports waiting for their utilisation query
   bool end_when_reported = false;            // the final save is done; end once none is pending
 };
@@ -105,6 +107,44 @@ void stop(trainer_ptr self, run_end how) {
     save(self, true);
 }
 
+void bookkeep(trainer_ptr self, msg::step_report& r);
+
+// The pools' retries since the previous report (on_infra), then the report's bookkeeping; a pool
+// that does not answer counts nothing for this step.
+void count_retries(trainer_ptr self, msg::step_report rep) {
+  auto& s = self->state;
+  auto done = [self](msg::step_report r, const std::uint64_t* compile, const std::uint64_t* execute) {
+    auto& s = self->state;
+    step_infra infra;
+    if (compile) {
+      infra.compile_retried = *compile - std::min(*compile, s.last_compile_retried);
+      s.last_compile_retried = *compile;
+    }
+    if (execute) {
+      infra.execute_retried = *execute - std::min(*execute, s.last_execute_retried);
+      s.last_execute_retried = *execute;
+    }
+    --s.reports_pending;
+    if (s.opts.on_infra)
+      s.opts.on_infra(r.step, infra);
+    bookkeep(self, r);
+  };
+  if (!s.opts.compilers || !s.opts.executors) {
+    done(std::move(rep), nullptr, nullptr);
+    return;
+  }
+  const auto wait = std::chrono::seconds(10);
+  self->request(s.opts.compilers, wait, msg::stats_atom_v)
+    .then(
+      [self, rep, done, wait](msg::pool_stats& c) {
+        const std::uint64_t compile = c.retried;
+        self->request(self->state.opts.executors, wait, msg::stats_atom_v)
+          .then([rep, done, compile](msg::pool_stats& e) { done(rep, &compile, &e.retried); },
+                [rep, done, compile](caf::error&) { done(rep, &compile, nullptr); });
+      },
+      [rep, done](caf::error&) { done(rep, nullptr, nullptr); });
+}
+
 void bookkeep(trainer_ptr self, msg::step_report& r) {
   auto& s = self->state;
   if (s.opts.on_report)
@@ -181,7 +221,6 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
         .then(
           [self, rep](msg::stage_usage& now) mutable {
             auto& s = self->state;
-            --s.reports_pending;
             double dt = now.elapsed_seconds - s.last_usage.elapsed_seconds;
             if (dt > 0) {
               rep.util_generate = (now.generate - s.last_usage.generate) / dt;
@@ -189,12 +228,9 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
               rep.util_execute = (now.execute - s.last_usage.execute) / dt;
             }
             s.last_usage = now;
-            bookkeep(self, rep);
+            count_retries(self, std::move(rep));
           },
-          [self, rep](caf::error&) mutable {
-            --self->state.reports_pending;
-            bookkeep(self, rep);
-          });
+          [self, rep](caf::error&) mutable { count_retries(self, std::move(rep)); });
     },
     [self](msg::stop_atom) { stop(self, run_end{run_end::how::interrupted, {}}); },
   };

@@ -28,6 +28,7 @@
 #include <optional>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 
 namespace fs = std::filesystem;
@@ -441,6 +442,14 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   // the run stops with `infra_error`. Guarded by out_mtx.
   int lost_steps = 0;
   std::string infra_error;
+  // Each step's pool retries (the trainer's on_infra, just before its on_report) and the nodes'
+  // cumulative lost / rejoined / rerun counters at the previous step, for per-step figures.
+  std::map<std::int64_t, actors::step_infra> infra_of;
+  std::uint64_t nodes_lost_before = 0, nodes_rejoined_before = 0, jobs_rerun_before = 0;
+  td.trainer.on_infra = [&](std::int64_t step, const actors::step_infra& i) {
+    std::lock_guard<std::mutex> lk(out_mtx);
+    infra_of[step] = i;
+  };
   if ((tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes) ||
       (tc.max_compiles > 0 && spent_compiles >= tc.max_compiles)) {
     std::printf("done: the run's budget was already spent (%.1f s of learner steps, %lld compile "
@@ -458,6 +467,29 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     double aps = step_s > 0 ? r.attempts / step_s : 0;
     auto row = report_json(r, step_s, aps);
     auto nodes = board->get();
+    // What the infrastructure cost this step: attempts lost, jobs tried again, nodes lost and
+    // back, jobs run again elsewhere after a node was lost.
+    const auto inf = infra_of[r.step];
+    infra_of.erase(infra_of.begin(), infra_of.upper_bound(r.step));
+    std::uint64_t lost_now = 0, rejoined_now = 0, rerun_now = 0;
+    if (nodes)
+      for (const auto& n : nodes->nodes) {
+        lost_now += n.lost;
+        rejoined_now += n.rejoined;
+        rerun_now += n.rerun;
+      }
+    auto delta = [](std::uint64_t now, std::uint64_t& before) {
+      const auto d = now - std::min(now, before);
+      before = now;
+      return d;
+    };
+    row["infra"] = {{"attempts_lost", r.dropped},
+                    {"jobs_retried", inf.compile_retried + inf.execute_retried},
+                    {"compile_retried", inf.compile_retried},
+                    {"execute_retried", inf.execute_retried},
+                    {"nodes_lost", delta(lost_now, nodes_lost_before)},
+                    {"nodes_rejoined", delta(rejoined_now, nodes_rejoined_before)},
+                    {"jobs_rerun", delta(rerun_now, jobs_rerun_before)}};
     if (nodes) {
       row["nodes"] = nodes_json(*nodes);
       if (nodes->weights_version >= 0)

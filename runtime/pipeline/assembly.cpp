@@ -161,6 +161,8 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
                                            I->compilers, I->executors, I->judge);
   if (d.train) {
     auto to = d.train->trainer;
+    to.compilers = I->compilers;
+    to.executors = I->executors;
     auto user_done = to.on_done;
     to.on_done = [raw, user_done](const actors::run_end& end) {
       if (user_done)

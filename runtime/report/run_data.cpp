@@ -53,6 +53,18 @@ result<step_row> parse_row(const nlohmann::json& j, const std::string& where) {
                    field(j, "outcome", r.outcome, where)})
     if (!res)
       return res.err();
+  if (auto res = field(j, "dropped", r.dropped, where); !res)
+    return res.err();
+  if (auto it = j.find("infra"); it != j.end() && !it->is_null()) {
+    if (!it->is_object())
+      return make_error(where + ": field infra: expected an object");
+    for (auto res : {field(*it, "jobs_retried", r.jobs_retried, where + ": infra"),
+                     field(*it, "nodes_lost", r.nodes_lost, where + ": infra"),
+                     field(*it, "nodes_rejoined", r.nodes_rejoined, where + ": infra"),
+                     field(*it, "jobs_rerun", r.jobs_rerun, where + ": infra")})
+      if (!res)
+        return res.err();
+  }
   if (auto it = j.find("recovery"); it != j.end() && !it->is_null()) {
     if (!it->is_number())
       return make_error(where + ": field recovery: expected a number or null");

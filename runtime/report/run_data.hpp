@@ -28,6 +28,11 @@ struct step_row {
   double loss = 0, kl = 0, clip_fraction = 0, grad_norm = 0;
   double util_generate = 0, util_compile = 0, util_execute = 0;
   std::string outcome;                // trained | no_signal | failed
+  // What the infrastructure cost the step ("infra"; runs written before it have zeros):
+  long long dropped = 0;              // attempts lost (never judged)
+  long long jobs_retried = 0;         // compile and execute tries repeated after a fault
+  long long nodes_lost = 0, nodes_rejoined = 0;
+  long long jobs_rerun = 0;           // jobs run again on another node after a loss
 
   // Compile requests, all turns: every candidate sent to the compiler (hits included).
   long long compile_requests() const { return compiles + cache_hits; }

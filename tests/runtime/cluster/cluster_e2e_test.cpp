@@ -236,6 +236,27 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
   int rebuilt = 0;
   for (auto& nd : last["nodes"])
     rebuilt += nd["rebuilt"].get<int>();
+  // The per-step "infra" figures add up to the run's: attempts lost, nodes lost and back, jobs
+  // re-run elsewhere.
+  long long step_lost = 0, step_rejoined = 0, step_rerun = 0, step_dropped = 0;
+  for (auto& row : metrics) {
+    ASSERT_TRUE(row.contains("infra")) << row.dump();
+    step_lost += row["infra"]["nodes_lost"].get<long long>();
+    step_rejoined += row["infra"]["nodes_rejoined"].get<long long>();
+    step_rerun += row["infra"]["jobs_rerun"].get<long long>();
+    step_dropped += row["infra"]["attempts_lost"].get<long long>();
+    EXPECT_EQ(row["infra"]["attempts_lost"], row["dropped"]) << row.dump();
+  }
+  long long run_lost = 0, run_rejoined = 0, run_rerun = 0;
+  for (auto& nd : last["nodes"]) {
+    run_lost += nd["lost"].get<long long>();
+    run_rejoined += nd["rejoined"].get<long long>();
+    run_rerun += nd["rerun"].get<long long>();
+  }
+  EXPECT_EQ(step_lost, run_lost);
+  EXPECT_EQ(step_rejoined, run_rejoined);
+  EXPECT_EQ(step_rerun, run_rerun);
+  EXPECT_EQ(step_dropped, dropped);
   std::printf("[ cluster ] node lost %.2f s after SIGKILL; %d jobs re-run elsewhere; %d builds "
               "made again on the node that ran them; %d of %d attempts dropped; node a did %d "
               "jobs in its two lives\n",

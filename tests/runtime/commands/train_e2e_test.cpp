@@ -430,5 +430,7 @@ TEST(TrainE2E, AStepThatLosesEveryAttemptToTheInfrastructureStopsTheRun) {
   ASSERT_FALSE(m.empty());
   EXPECT_LT(m.size(), 20u);
   EXPECT_EQ(m.back()["dropped"], m.back()["attempts"]) << m.back().dump();
+  EXPECT_EQ(m.back()["infra"]["attempts_lost"], m.back()["attempts"]) << m.back().dump();
+  EXPECT_EQ(m.back()["infra"]["jobs_retried"], 0) << m.back().dump();
   fs::remove_all(out);
 }

@@ -122,7 +122,8 @@ TEST(ReportPage, TwoRunsInOneSelfContainedPage) {
   for (auto& e : fs::directory_iterator(t.root))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
   EXPECT_EQ(page->rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(count(*page, "<svg"), 12u);
+  EXPECT_EQ(count(*page, "<svg"), 13u);
+  EXPECT_NE(page->find("Infrastructure per step"), std::string::npos);
   EXPECT_NE(page->find("leap-arm"), std::string::npos);
   EXPECT_NE(page->find("grpo-arm"), std::string::npos);
   // Nothing from outside: no script, no linked resource; the only URL is SVG's namespace name.
@@ -140,4 +141,32 @@ TEST(ReportPage, TwoRunsInOneSelfContainedPage) {
   const auto out2 = t.root + "/page2.html";
   EXPECT_FALSE(write_report({a, t.root + "/nope"}, out2).ok());
   EXPECT_FALSE(fs::exists(out2));
+}
+
+// The per-step infrastructure figures ("dropped" and the "infra" object leap train writes) are
+// read into the row; rows without them (runs written before) read as zeros; a malformed "infra"
+// is an error naming the file, line and field.
+TEST(ReportData, InfrastructureFiguresPerStep) {
+  temp_runs t;
+  std::string with = line(1, 0.5, "null", 10);
+  with.insert(with.rfind('}'), ",\"dropped\":3,\"infra\":{\"attempts_lost\":3,\"jobs_retried\":2,"
+                               "\"compile_retried\":1,\"execute_retried\":1,\"nodes_lost\":1,"
+                               "\"nodes_rejoined\":1,\"jobs_rerun\":4}");
+  auto dir = t.add("infra", with + line(2, 0.5, "null", 10));
+  auto run = load_run(dir);
+  ASSERT_TRUE(run.ok()) << run.message();
+  ASSERT_EQ(run->steps.size(), 2u);
+  const auto& s = run->steps[0];
+  EXPECT_EQ(s.dropped, 3);
+  EXPECT_EQ(s.jobs_retried, 2);
+  EXPECT_EQ(s.nodes_lost, 1);
+  EXPECT_EQ(s.nodes_rejoined, 1);
+  EXPECT_EQ(s.jobs_rerun, 4);
+  EXPECT_EQ(run->steps[1].jobs_retried, 0);
+  std::string bad = line(1, 0.5, "null", 10);
+  bad.insert(bad.rfind('}'), ",\"infra\":5");
+  auto broken = load_run(t.add("bad-infra", bad));
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("infra"), std::string::npos) << broken.message();
+  EXPECT_NE(broken.message().find("metrics.jsonl"), std::string::npos) << broken.message();
 }
