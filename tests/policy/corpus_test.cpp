@@ -4,6 +4,7 @@
 #include "common/fs.hpp"
 #include "env/process.hpp"
 #include "env/task.hpp"
+#include "env/taskgen/generator.hpp"
 #include "policy/corpus/corpus.hpp"
 
 #include <gtest/gtest.h>
@@ -408,4 +409,63 @@ TEST(CorpusGenerator, HoldsOnlyTrainSplitTasks) {
   auto relu = *std::find_if(suite().begin(), suite().end(), [](auto& t) { return t.name == "relu"; });
   relu.split = env::task_split::eval;
   EXPECT_FALSE(generate({relu}, generate_options{}).ok());
+}
+
+// Issue 35 item 3: a generated task (env/taskgen) gets corpus variants without a hand-written
+// family: its reference as the one solution (no comment lines, so not the serialised operator; no
+// unused math helper) and bugs that act on any kernel text, each a real change of that source.
+TEST(CorpusGenerated, ReferenceIsTheSolutionAndGenericBugsChangeIt) {
+  taskgen::gen_options go;
+  go.train = 14; // two per family, round-robin
+  auto gen = taskgen::generate_suite(go);
+  ASSERT_TRUE(gen.ok()) << gen.message();
+  std::vector<env::task_spec> tasks;
+  for (auto& t : *gen)
+    tasks.push_back(t.spec);
+  generate_options opt;
+  opt.kinds = {bug_kind::off_by_one, bug_kind::missing_bounds, bug_kind::typo_semicolon,
+               bug_kind::typo_identifier, bug_kind::typo_type, bug_kind::wrong_index};
+  auto a = generate(tasks, opt);
+  ASSERT_TRUE(a.ok()) << a.message();
+  auto b = generate(tasks, opt);
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  std::map<std::string, std::string> solution;
+  std::map<std::string, std::set<bug_kind>> kinds;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const auto& v = (*a)[i];
+    EXPECT_EQ(v.source, (*b)[i].source) << v.name; // deterministic
+    EXPECT_EQ(v.family, "generated");
+    if (v.kind == variant_kind::solution) {
+      EXPECT_EQ(v.name, "reference.naive");
+      EXPECT_TRUE(solution.emplace(v.task, v.source).second) << v.task << ": two solutions";
+      EXPECT_EQ(v.source.find("//"), std::string::npos) << v.source;
+      EXPECT_NE(v.source.find("extern \"C\" void solution("), std::string::npos);
+      // Every helper left is used: its name appears again after its definition.
+      for (auto p = v.source.find("__device__ double "); p != std::string::npos;
+           p = v.source.find("__device__ double ", p + 1)) {
+        auto open = v.source.find('(', p);
+        auto name = v.source.substr(p + 18, open - p - 18);
+        EXPECT_NE(v.source.find(name + "(", open), std::string::npos) << v.task << ": " << name;
+      }
+      continue;
+    }
+    ASSERT_TRUE(solution.count(v.task)) << v.name << " before its solution";
+    EXPECT_EQ(v.origin, "reference.naive");
+    EXPECT_EQ(v.origin_source, solution[v.task]);
+    EXPECT_NE(v.source, v.origin_source) << v.name;
+    EXPECT_NE(v.bug, bug_kind::wrong_index) << "no wrong_index site in a generated reference";
+    kinds[v.task].insert(v.bug);
+    if (v.bug == bug_kind::off_by_one) // the guard's `>=` became `>`, nothing else
+      EXPECT_EQ(v.source.size() + 1, v.origin_source.size()) << v.name;
+    if (v.bug == bug_kind::missing_bounds) // one line fewer: the guard
+      EXPECT_EQ(std::count(v.source.begin(), v.source.end(), '\n') + 1,
+                std::count(v.origin_source.begin(), v.origin_source.end(), '\n'))
+        << v.name;
+  }
+  EXPECT_EQ(solution.size(), tasks.size());
+  for (auto& t : tasks) {
+    EXPECT_TRUE(kinds[t.name].count(bug_kind::off_by_one)) << t.name;
+    EXPECT_TRUE(kinds[t.name].count(bug_kind::typo_identifier)) << t.name;
+  }
 }
