@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <utility>
 
 namespace leap::env {
 
@@ -224,22 +225,20 @@ guard_result static_check(std::string_view source, const std::vector<std::string
                     : std::string());
     return r;
   }
-  if (std::regex_search(code, m, streams)) {
-    r.ok = false;
-    r.line = line_of(code, static_cast<std::size_t>(m.position(0)));
-    r.reason = "uses '" + m.str(0) + "' on line " + std::to_string(r.line)
-               + ": file, thread, signal and network APIs are not allowed in candidates (all "
-                 "work must be done when solution() returns)";
-    return r;
-  }
-  if (std::regex_search(code, m, l2_persist)) {
-    r.ok = false;
-    r.line = line_of(code, static_cast<std::size_t>(m.position(0)));
-    r.reason = "uses '" + m.str(0) + "' on line " + std::to_string(r.line)
-               + ": persisting-L2 access windows keep data in the cache across calls, which "
-                 "falsifies timing; candidates may not change cache persistence";
-    return r;
-  }
+  // Constructs refused wherever they stand: the match, its line, and why.
+  const std::pair<const std::regex*, const char*> refused[] = {
+    {&streams, "file, thread, signal and network APIs are not allowed in candidates (all work must "
+               "be done when solution() returns)"},
+    {&l2_persist, "persisting-L2 access windows keep data in the cache across calls, which "
+                  "falsifies timing; candidates may not change cache persistence"},
+  };
+  for (const auto& [pattern, why] : refused)
+    if (std::regex_search(code, m, *pattern)) {
+      r.ok = false;
+      r.line = line_of(code, static_cast<std::size_t>(m.position(0)));
+      r.reason = "uses '" + m.str(0) + "' on line " + std::to_string(r.line) + ": " + why;
+      return r;
+    }
   static const std::regex entry(R"(\bsolution\s*\()");
   static const std::regex extern_c(R"(extern\s+"C")");
   if (!std::regex_search(code, entry) || !std::regex_search(raw, extern_c)) {
