@@ -193,10 +193,17 @@ result<overhead_figures> probe(caf::actor_system& sys, const msg::node_actor& no
   return overhead_figures{transport, percentile(ms, 0.5), percentile(ms, 0.99), jobs};
 }
 
-// Test certificates made by the openssl CLI (a CA and one certificate each side).
+// Test certificates made by the openssl CLI (a CA and one certificate each side, for the
+// loopback address the bench dials: the head checks the name, runtime/cluster/tls_names.hpp).
 result<config::cluster_section> make_test_pki(const std::string& dir, const std::string& who) {
   auto sh = [&](const std::string& cmd) {
     return std::system(("cd " + dir + " && " + cmd + " >/dev/null 2>&1").c_str()) == 0;
+  };
+  auto write_ext = [&] { // closed before openssl reads it
+    std::ofstream out(dir + "/" + who + ".ext");
+    out << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    out.close();
+    return static_cast<bool>(out);
   };
   if (!std::ifstream(dir + "/ca.pem")
       && !sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
@@ -204,8 +211,9 @@ result<config::cluster_section> make_test_pki(const std::string& dir, const std:
     return make_error("the openssl CLI could not make a test CA");
   if (!sh("openssl req -newkey rsa:2048 -nodes -keyout " + who + ".key -out " + who
           + ".csr -subj /CN=" + who)
+      || !write_ext()
       || !sh("openssl x509 -req -in " + who + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-             "-out " + who + ".pem -days 2"))
+             "-out " + who + ".pem -days 2 -extfile " + who + ".ext"))
     return make_error("the openssl CLI could not make a test certificate");
   config::cluster_section c;
   c.tls_cert = dir + "/" + who + ".pem";

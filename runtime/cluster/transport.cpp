@@ -1,5 +1,7 @@
 #include "runtime/cluster/transport.hpp"
 
+#include "runtime/cluster/tls_names.hpp"
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
@@ -32,6 +34,7 @@ result<void> configure_transport(caf::actor_system_config& cfg, const config::cl
   cfg.openssl_certificate = c.tls_cert;
   cfg.openssl_key = c.tls_key;
   cfg.openssl_cafile = c.tls_ca;
+  tls_names::configure(c.tls_peer_names);
   return {};
 }
 
@@ -92,20 +95,35 @@ result<std::uint16_t> publish_head(caf::actor_system& sys, const msg::head_actor
 }
 
 result<msg::head_actor> connect_head(caf::actor_system& sys, const host_port& addr, bool tls) {
+  if (tls)
+    tls_names::dialling(addr.host, addr.port);
   auto r = tls ? caf::openssl::remote_actor<msg::head_actor>(sys, addr.host, addr.port)
                : sys.middleman().remote_actor<msg::head_actor>(addr.host, addr.port);
-  if (!r)
+  if (!r) {
+    if (auto why = tls ? tls_names::refusal(addr.host, addr.port) : std::nullopt)
+      return make_error("cannot reach the head at " + addr.text() + ": " + *why);
     return make_error("cannot reach the head at " + addr.text() + ": " + sys.render(r.error()));
+  }
   return *r;
 }
 
 std::function<result<msg::node_actor>(const std::string&, std::uint16_t)>
 node_connector(caf::actor_system& sys, bool tls) {
   return [&sys, tls](const std::string& host, std::uint16_t port) -> result<msg::node_actor> {
+    if (tls)
+      tls_names::dialling(host, port);
     auto r = tls ? caf::openssl::remote_actor<msg::node_actor>(sys, host, port)
                  : sys.middleman().remote_actor<msg::node_actor>(host, port);
-    if (!r)
-      return make_error(sys.render(r.error()));
+    if (!r) {
+      if (auto why = tls ? tls_names::refusal(host, port) : std::nullopt)
+        return make_error(*why);
+      auto text = sys.render(r.error());
+      if (tls && text.find("disconnect_during_handshake") != std::string::npos)
+        text += " (the node ended the TLS handshake: it does not accept this head's certificate "
+                "(another CA, or a name outside its cluster.tls_peer_names; its log says which), "
+                "or it does not speak TLS)";
+      return make_error(text);
+    }
     return *r;
   };
 }

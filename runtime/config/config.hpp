@@ -219,6 +219,7 @@ struct cluster_section {
   int heartbeat_misses = 3;
   double node_wait_seconds = 60;       // a job waiting this long with no node up fails
   std::string tls_cert, tls_key, tls_ca; // PEM files; all three or none
+  std::vector<std::string> tls_peer_names; // names a peer's certificate may carry (tls_names.hpp)
   bool insecure = false;               // allow plain TCP off loopback
 };
 

@@ -432,6 +432,13 @@ void register_cluster(registry& r) {
   s.key("tls_key", &cluster_section::tls_key, "PEM private key of `tls_cert`.");
   s.key("tls_ca", &cluster_section::tls_ca,
         "PEM certificate of the CA whose signature the other side's certificate must carry.");
+  s.key("tls_peer_names", &cluster_section::tls_peer_names,
+        "With TLS: names (DNS or IP) a peer's certificate may carry besides the host dialled. "
+        "A process dialling (a head to a node, a node to `--join`) accepts a certificate whose "
+        "subjectAltName names the host as written in `cluster.nodes`/`--join` or one of these; "
+        "one accepting connections accepts any certificate of `tls_ca` when this is empty, "
+        "otherwise only one naming one of these. A certificate of the same CA for another name "
+        "is refused during the handshake, with a message naming both.");
   s.key("insecure", &cluster_section::insecure,
         "Allow plain TCP (no TLS) on addresses other than loopback; leap warns at start.");
 }

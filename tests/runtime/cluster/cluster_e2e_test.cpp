@@ -1,8 +1,8 @@
 // The cluster end to end on loopback: `leap node` processes serving `leap check` and `leap train`
 // (real nvcc + the CPU emulation), a node killed with SIGKILL in the middle of a run and started
-// again, TLS with mutual authentication (certificates made by the openssl CLI at test time), and
-// a node of a different message set refused with both versions named. Every process is bounded
-// in time and none is left behind.
+// again, TLS with mutual authentication (certificates made by the openssl CLI at test time) and
+// the names they carry, and a node of a different message set refused with both versions named.
+// Every process is bounded in time and none is left behind.
 #include "actors/node.hpp"
 #include "common/fs.hpp"
 #include "common/strings.hpp"
@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -338,14 +339,23 @@ bool make_pki(const std::string& dir) {
     return sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
               + ".pem -days 2 -subj /CN=" + n);
   };
-  auto cert = [&](const std::string& n, const std::string& by) {
+  auto write_ext = [&](const std::string& file, const std::string& names) {
+    std::ofstream out(dir + "/" + file);
+    out << "subjectAltName=" << names << "\n";
+    out.close(); // before openssl reads it
+    return static_cast<bool>(out);
+  };
+  // `names`: the subjectAltName, the host names or addresses the machine is dialled by.
+  auto cert = [&](const std::string& n, const std::string& by, const std::string& names) {
     return sh("openssl req -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
               + ".csr -subj /CN=" + n)
+           && write_ext(n + ".ext", names)
            && sh("openssl x509 -req -in " + n + ".csr -CA " + by + ".pem -CAkey " + by
-                 + ".key -CAcreateserial -out " + n + ".pem -days 2");
+                 + ".key -CAcreateserial -out " + n + ".pem -days 2 -extfile " + n + ".ext");
   };
-  return ca("ca") && ca("other_ca") && cert("node", "ca") && cert("head", "ca")
-         && cert("rogue", "other_ca");
+  return ca("ca") && ca("other_ca") && cert("node", "ca", "IP:127.0.0.1")
+         && cert("head", "ca", "DNS:head.example") && cert("rogue", "other_ca", "IP:127.0.0.1")
+         && cert("other", "ca", "DNS:other.example");
 }
 
 std::vector<std::string> tls(const std::string& dir, const std::string& who,
@@ -391,6 +401,69 @@ TEST_F(cluster_fixture, TlsWithMutualAuthenticationRefusesStrangers) {
   ASSERT_TRUE(open.exited(std::chrono::seconds(60)));
   EXPECT_EQ(WEXITSTATUS(open.status()), 2);
   EXPECT_NE(open.err().find("cluster.insecure"), std::string::npos) << open.err();
+}
+
+
+// Names in certificates (issue 41 item 4): a head accepts a node only when the node's
+// certificate names the host it dialled (or one of cluster.tls_peer_names); a node with
+// cluster.tls_peer_names accepts only heads whose certificate names one of them. A certificate
+// of the same CA for another name is refused with a message naming both, and `leap check`
+// through such a node ends with that problem instead of waiting.
+TEST_F(cluster_fixture, TlsCertificatesMustNameThePeer) {
+  const std::string pki = root + "/pki";
+  fs::create_directories(pki);
+  ASSERT_TRUE(make_pki(pki)) << "the openssl CLI could not make test certificates";
+  auto with = [&](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::vector<std::string> wait = {"--set", "cluster.node_wait_seconds=3"};
+  // node: IP:127.0.0.1, and it takes heads named head.example only. other: DNS:other.example.
+  auto node = start_node("node-named", with(tls(pki, "node"),
+                                            {"--set", "cluster.tls_peer_names=[\"head.example\"]"}));
+  auto other = start_node("node-other", tls(pki, "other"));
+  ASSERT_FALSE(node.empty());
+  ASSERT_FALSE(other.empty());
+  auto& node_proc = *procs[0];
+
+  auto ok = check("head-ok", candidates + "grid_stride.cu",
+                  with(tls(pki, "head"), {"--set", nodes_key({node})}));
+  EXPECT_EQ(ok["status"], "correct") << ok.dump();
+
+  // The node dialled as 127.0.0.1 presents DNS:other.example: refused, and check says why.
+  auto t0 = std::chrono::steady_clock::now();
+  auto refused = check("head-refused", candidates + "grid_stride.cu",
+                       with(with(wait, tls(pki, "head")), {"--set", nodes_key({other})}));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(refused.contains("failure")) << refused.dump();
+  auto why = refused["failure"].get<std::string>();
+  EXPECT_NE(why.find("names DNS:other.example"), std::string::npos) << why;
+  EXPECT_NE(why.find("not 127.0.0.1 (the host dialled)"), std::string::npos) << why;
+  EXPECT_LT(took, 30.0) << "leap check took " << took << " s";
+
+  // The same node is accepted once the head names it in cluster.tls_peer_names.
+  auto named = check("head-names-it", candidates + "wrong_answer.cu",
+                     with(tls(pki, "head"), {"--set", nodes_key({other}), "--set",
+                                             "cluster.tls_peer_names=[\"other.example\"]"}));
+  EXPECT_EQ(named["status"], "wrong_answer") << named.dump();
+
+  // A head whose certificate (same CA) names other.example is refused by the node that takes
+  // head.example only; the node logs whom it refused and why, and serves the right head after.
+  auto stranger = check("head-stranger", candidates + "grid_stride.cu",
+                        with(with(wait, tls(pki, "other")), {"--set", nodes_key({node})}));
+  ASSERT_TRUE(stranger.contains("failure")) << stranger.dump();
+  EXPECT_NE(stranger["failure"].get<std::string>().find("handshake"), std::string::npos)
+    << stranger.dump();
+  EXPECT_NE(node_proc.err().find("refused a connection from 127.0.0.1:"), std::string::npos)
+    << node_proc.err();
+  EXPECT_NE(node_proc.err().find("its certificate names DNS:other.example"), std::string::npos)
+    << node_proc.err();
+  EXPECT_NE(node_proc.err().find("cluster.tls_peer_names = [\"head.example\"]"),
+            std::string::npos)
+    << node_proc.err();
+  auto again = check("head-ok2", candidates + "wrong_answer.cu",
+                     with(tls(pki, "head"), {"--set", nodes_key({node})}));
+  EXPECT_EQ(again["status"], "wrong_answer") << again.dump();
 }
 
 
