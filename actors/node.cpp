@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -14,11 +15,30 @@ namespace leap::actors {
 
 namespace {
 
+// A job in the node's pools on behalf of a head: the pools see a node-local id (heads choose
+// theirs independently, so two heads' ids may be equal), the head gets its own id back.
+enum class job_kind : std::uint8_t { compile, execute, generate };
+struct job_ref {
+  caf::actor_addr head;
+  job_kind kind = job_kind::compile;
+  std::uint64_t head_id = 0;
+};
+
 struct node_state {
   node_options opts;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   bool draining = false;
   std::uint64_t in_flight = 0, done = 0;
+  std::uint64_t next_local_id = 1;
+  std::map<std::uint64_t, job_ref> jobs; // by local id, until the pool answers
+
+  // The local id of a head's job, or 0 when it is not (or no longer) here.
+  std::uint64_t local_id_of(const caf::actor_addr& head, job_kind kind, std::uint64_t head_id) const {
+    for (const auto& [local, j] : jobs)
+      if (j.head == head && j.kind == kind && j.head_id == head_id)
+        return local;
+    return 0;
+  }
   std::vector<caf::typed_response_promise<std::uint64_t>> drained; // waiting for in_flight == 0
 
   void log(const std::string& line) const {
@@ -51,22 +71,42 @@ using node_ptr = msg::node_actor::stateful_pointer<node_state>;
 // Hands a job to one of the node's own pools and answers the head with `shape(reply)`, or with
 // an error naming the node. Counted in flight until the pool answers (drain waits for it).
 template <class Reply, class PoolReply, class Pool, class Atom, class Request, class Shape>
-caf::result<Reply> forward_job(node_ptr self, const Pool& pool, Atom atom, Request&& req,
-                               Shape shape) {
+caf::result<Reply> forward_job(node_ptr self, const Pool& pool, Atom atom, job_kind kind,
+                               Request req, Shape shape) {
+  auto& s = self->state;
+  // Before the promise: making it takes the sender out of the current message.
+  const auto head = caf::actor_cast<caf::actor_addr>(self->current_sender());
   auto rp = self->template make_response_promise<Reply>();
-  ++self->state.in_flight;
-  self->request(pool, self->state.opts.job_timeout, atom, std::forward<Request>(req))
+  ++s.in_flight;
+  const auto local = s.next_local_id++;
+  const auto head_id = req.id;
+  s.jobs[local] = job_ref{head, kind, head_id};
+  req.id = local;
+  self->request(pool, s.opts.job_timeout, atom, std::move(req))
     .then(
-      [self, rp, shape](PoolReply& r) mutable {
+      [self, rp, shape, local, head_id](PoolReply& r) mutable {
+        r.id = head_id;
+        self->state.jobs.erase(local);
         rp.deliver(shape(std::move(r)));
         self->state.finished();
       },
-      [self, rp](caf::error& e) mutable {
+      [self, rp, local](caf::error& e) mutable {
+        self->state.jobs.erase(local);
         rp.deliver(caf::make_error(caf::sec::runtime_error, self->state.opts.info.name + ": "
                                                               + msg::error_text(e, self->system())));
         self->state.finished();
       });
   return rp;
+}
+
+// Cancels in `pool` the job a head knows as `head_id` (nothing when it already finished).
+template <class Pool>
+void cancel_job(node_ptr self, const Pool& pool, job_kind kind, std::uint64_t head_id) {
+  auto& s = self->state;
+  const auto local =
+    s.local_id_of(caf::actor_cast<caf::actor_addr>(self->current_sender()), kind, head_id);
+  if (pool && local != 0)
+    self->send(pool, msg::cancel_atom_v, local);
 }
 
 // Why the node cannot take a job of a role now (draining, or the role is not hosted); none when
@@ -86,9 +126,23 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
   self->state.opts = std::move(opts);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
+    // Nobody waits for the lost head's jobs any more: cancel them, so a new head (a resumed run)
+    // gets the workers at once. Their answers, when they come, go nowhere.
+    std::size_t cancelled = 0;
+    for (const auto& [local, j] : s.jobs) {
+      if (j.head != dm.source)
+        continue;
+      ++cancelled;
+      if (j.kind == job_kind::compile && s.opts.compilers)
+        self->send(s.opts.compilers, msg::cancel_atom_v, local);
+      else if (j.kind == job_kind::execute && s.opts.executors)
+        self->send(s.opts.executors, msg::cancel_atom_v, local);
+      else if (j.kind == job_kind::generate && s.opts.generators)
+        self->send(s.opts.generators, msg::cancel_atom_v, local);
+    }
     s.log("head gone (" + msg::error_text(dm.reason, self->system()) + "); "
-          + std::to_string(s.done) + " job(s) done, " + std::to_string(s.in_flight)
-          + " running; waiting for the next head");
+          + std::to_string(s.done) + " job(s) done, " + std::to_string(cancelled)
+          + " of its job(s) cancelled; waiting for the next head");
   });
   return {
     [self](msg::hello_atom, const msg::build_identity& theirs) -> caf::result<msg::node_info> {
@@ -108,7 +162,7 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
       if (auto no = not_taking(self, self->state.opts.compilers, "compile"))
         return *no;
       return forward_job<msg::compile_reply, msg::compile_reply>(
-        self, self->state.opts.compilers, msg::compile_atom_v, std::move(req),
+        self, self->state.opts.compilers, msg::compile_atom_v, job_kind::compile, std::move(req),
         [](msg::compile_reply r) { return r; });
     },
     [self](msg::exec_atom, msg::exec_request& req) -> caf::result<msg::node_exec_reply> {
@@ -127,7 +181,8 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
         return missing;
       }
       return forward_job<msg::node_exec_reply, msg::exec_reply>(
-        self, s.opts.executors, msg::exec_atom_v, std::move(req), [](msg::exec_reply r) {
+        self, s.opts.executors, msg::exec_atom_v, job_kind::execute, std::move(req),
+        [](msg::exec_reply r) {
           // A kept directory is a path on this machine: its files travel as bytes instead, and
           // the directory goes (no local path crosses machines).
           msg::node_exec_reply out;
@@ -148,12 +203,11 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
       if (auto no = not_taking(self, self->state.opts.generators, "generate"))
         return *no;
       return forward_job<msg::generate_reply, msg::generate_reply>(
-        self, self->state.opts.generators, msg::generate_atom_v, std::move(req),
+        self, self->state.opts.generators, msg::generate_atom_v, job_kind::generate, std::move(req),
         [](msg::generate_reply r) { return r; });
     },
     [self](msg::cancel_atom, msg::generate_atom, std::uint64_t id) {
-      if (self->state.opts.generators)
-        self->send(self->state.opts.generators, msg::cancel_atom_v, id);
+      cancel_job(self, self->state.opts.generators, job_kind::generate, id);
     },
     [self](msg::weights_atom, msg::weights_update& w) -> caf::result<std::int64_t> {
       auto& s = self->state;
@@ -166,12 +220,10 @@ msg::node_actor::behavior_type node_behavior(node_ptr self,
       return version;
     },
     [self](msg::cancel_atom, msg::compile_atom, std::uint64_t id) {
-      if (self->state.opts.compilers)
-        self->send(self->state.opts.compilers, msg::cancel_atom_v, id);
+      cancel_job(self, self->state.opts.compilers, job_kind::compile, id);
     },
     [self](msg::cancel_atom, msg::exec_atom, std::uint64_t id) {
-      if (self->state.opts.executors)
-        self->send(self->state.opts.executors, msg::cancel_atom_v, id);
+      cancel_job(self, self->state.opts.executors, job_kind::execute, id);
     },
     [self](msg::stats_atom) -> caf::result<msg::node_stats> {
       auto& s = self->state;

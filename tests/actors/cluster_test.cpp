@@ -351,3 +351,45 @@ TEST_F(cluster_fixture, ANodeOfAnotherBuildIsRefused) {
   EXPECT_EQ(st.nodes[0].state, msg::node_state::refused);
   EXPECT_NE(st.nodes[0].problem.find("9.9.9"), std::string::npos) << st.nodes[0].problem;
 }
+
+// A node cancels the jobs of a head that is gone (a killed head's work would only hold the
+// workers the next head needs). The head here says hello, hands the node two compile jobs (one
+// runs, one queues behind it on the single worker) and is killed: the node's compile pool counts
+// them cancelled.
+TEST_F(cluster_fixture, ANodeCancelsTheJobsOfAHeadThatIsGone) {
+  auto node = add_node("n", 2000ms);
+  auto compilers = caf::actor_cast<msg::compiler_pool_actor>(parts[parts.size() - 2]);
+  auto sent = std::make_shared<std::atomic<int>>(0);
+  auto head = sys->spawn([node, sent](caf::event_based_actor* self) -> caf::behavior {
+    self->request(node, caf::infinite, msg::hello_atom_v, msg::this_build_identity())
+      .then([self, node, sent](msg::node_info&) {
+        for (std::uint64_t id : {1u, 2u}) {
+          msg::compile_request r;
+          r.id = id;
+          r.source = "s" + std::to_string(id);
+          self->request(node, caf::infinite, msg::compile_atom_v, r)
+            .then([](msg::compile_reply&) {}, [](caf::error&) {});
+          ++*sent;
+        }
+      });
+    return {[](int) {}};
+  });
+  caf::scoped_actor self{*sys};
+  auto stats = [&] {
+    msg::pool_stats out;
+    self->request(compilers, 5s, msg::stats_atom_v)
+      .receive([&](msg::pool_stats& s) { out = s; }, [](caf::error&) {});
+    return out;
+  };
+  for (int k = 0; k < 100 && (*sent < 2 || stats().busy == 0); ++k)
+    std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(*sent, 2);
+  ASSERT_EQ(stats().busy, 1u);
+  caf::anon_send_exit(head, caf::exit_reason::kill);
+  std::uint64_t cancelled = 0;
+  for (int k = 0; k < 50 && cancelled < 2; ++k) {
+    std::this_thread::sleep_for(20ms);
+    cancelled = stats().cancelled;
+  }
+  EXPECT_EQ(cancelled, 2u) << "the gone head's running and queued jobs were not cancelled";
+}

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <regex>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -659,3 +660,76 @@ TEST_F(cluster_fixture, ANodeOfAnotherMessageSetIsRefusedNamingBothVersions) {
 }
 
 } // namespace
+
+// A head can die: `leap train` through two nodes is killed with SIGKILL mid-step, and `leap train
+// --resume` in a new head process with the same cluster.nodes finishes the run. The nodes stay up,
+// cancel the dead head's jobs and serve the new head; at most the step in flight is redone, and
+// metrics.jsonl holds every step exactly once, in order (nothing trained twice).
+TEST_F(cluster_fixture, ANewHeadResumesARunWhoseHeadWasKilledMidStep) {
+  auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto a = start_node("node-a");
+  auto b = start_node("node-b");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  const int steps = 6;
+  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
+  for (auto& s : test::tiny)
+    args.insert(args.end(), {"--set", s});
+  const std::string out = root + "/run";
+  args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps),
+                           "--set", "train.checkpoint_every=1",
+                           "--set", "environment.cache_dir=" + root + "/cache-head",
+                           "--set", "cluster.heartbeat_seconds=0.2",
+                           "--set", "cluster.local_roles=[\"generate\"]",
+                           "--set", nodes_key({a, b}), "train", "--out", out});
+  auto& first = start("head-1", args);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (test::read_jsonl(out + "/metrics.jsonl").size() < 2
+         && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(180)
+         && !first.exited(std::chrono::milliseconds(0)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto written = test::read_jsonl(out + "/metrics.jsonl").size();
+  ASSERT_GE(written, 2u) << first.err();
+  ASSERT_LT(written, static_cast<std::size_t>(steps)) << "the run ended before it could be killed";
+  first.kill(SIGKILL);
+  ASSERT_TRUE(first.exited(std::chrono::seconds(10)));
+  const auto reported = test::read_jsonl(out + "/metrics.jsonl").size();
+  // The nodes notice the head is gone and cancel its jobs.
+  for (std::size_t k = 0; k < 2; ++k) {
+    auto gone = procs[k]->wait_for("(head gone[^\n]*)", std::chrono::seconds(30), true);
+    EXPECT_TRUE(gone) << procs[k]->err();
+    if (gone)
+      std::printf("[ cluster ] after %zu reported step(s), node %zu: %s\n", reported, k, gone->c_str());
+  }
+
+  args.push_back("--resume");
+  auto& second = start("head-2", args);
+  ASSERT_TRUE(second.exited(std::chrono::seconds(300))) << second.err();
+  EXPECT_TRUE(second.exited_ok()) << second.err();
+  auto m = test::read_jsonl(out + "/metrics.jsonl");
+  ASSERT_EQ(m.size(), static_cast<std::size_t>(steps));
+  for (std::size_t i = 0; i < m.size(); ++i)
+    EXPECT_EQ(m[i]["step"].get<int>(), static_cast<int>(i + 1)) << "a step trained twice or skipped";
+  // The resumed head started from the checkpoint of the last step the first head had reported
+  // (checkpoint_every = 1): at most the step in flight was redone.
+  std::smatch at;
+  const std::string said = second.out();
+  ASSERT_TRUE(std::regex_search(said, at, std::regex("resuming at step ([0-9]+)"))) << said;
+  const auto start_step = std::stoul(at[1].str());
+  EXPECT_LE(start_step, reported);
+  EXPECT_GE(start_step + 1, reported);
+  // Both nodes outlived the first head and served the second (each logs every head that connects).
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_FALSE(procs[k]->exited(std::chrono::milliseconds(0))) << procs[k]->err();
+    const std::string log = procs[k]->err() + procs[k]->out();
+    std::size_t heads = 0;
+    for (auto p = log.find("head connected"); p != std::string::npos; p = log.find("head connected", p + 1))
+      ++heads;
+    EXPECT_GE(heads, 2u) << log;
+  }
+  for (std::size_t k = 0; k < 2; ++k)
+    procs[k]->kill(SIGTERM);
+  for (std::size_t k = 0; k < 2; ++k)
+    EXPECT_TRUE(procs[k]->exited(std::chrono::seconds(30)));
+}
