@@ -11,6 +11,8 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 
 namespace leap::runtime {
@@ -178,6 +180,73 @@ result<msg::cluster_status> query_cluster(caf::actor_system& sys, const env_pool
     .receive([&](msg::cluster_status& s) { out = std::move(s); },
              [&](caf::error& e) { out = make_error(msg::error_text(e, sys)); });
   return out;
+}
+
+result<void> await_roles(caf::actor_system& sys, const env_pools& pools,
+                         const config::cluster_section& c,
+                         const std::vector<config::node_role>& needed) {
+  if (!pools.cluster || needed.empty())
+    return {};
+  auto role_name = [](config::node_role r) {
+    switch (r) {
+      case config::node_role::compile: return "compile";
+      case config::node_role::execute: return "execute";
+      case config::node_role::generate: return "generate";
+    }
+    return "?";
+  };
+  auto serves = [](const msg::node_row& n, config::node_role r) {
+    if (n.state != msg::node_state::up)
+      return false;
+    switch (r) {
+      case config::node_role::compile: return n.compile_workers > 0;
+      case config::node_role::execute: return n.execute_workers > 0;
+      case config::node_role::generate: return n.generate_slots > 0;
+    }
+    return false;
+  };
+  const auto deadline = std::chrono::steady_clock::now()
+                        + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(c.node_wait_seconds));
+  for (;;) {
+    auto st = query_cluster(sys, pools);
+    if (!st)
+      return st.err();
+    const config::node_role* missing = nullptr;
+    for (const auto& r : needed) {
+      bool ok = std::any_of(st->nodes.begin(), st->nodes.end(),
+                            [&](const msg::node_row& n) { return serves(n, r); });
+      if (!ok) {
+        missing = &r;
+        break;
+      }
+    }
+    if (!missing)
+      return {};
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string nodes;
+      for (const auto& n : st->nodes) {
+        nodes += (nodes.empty() ? "" : "; ") + n.name + " " + to_string(n.state);
+        if (n.state == msg::node_state::up)
+          nodes += " (compile " + std::to_string(n.compile_workers) + ", execute "
+                   + std::to_string(n.execute_workers) + ", generate "
+                   + std::to_string(n.generate_slots) + ")";
+        if (!n.problem.empty())
+          nodes += ": " + n.problem;
+      }
+      if (nodes.empty())
+        nodes = "none (no node listed, none joined)";
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%g", c.node_wait_seconds);
+      return make_error(std::string("no node serves the role '") + role_name(*missing)
+                        + "' after waiting " + waited + " s (cluster.node_wait_seconds), so the "
+                        "run does not start. Nodes: " + nodes + ". List a node that serves it in "
+                        "cluster.nodes (its node.roles must include " + role_name(*missing)
+                        + "), start the listed nodes, or add " + role_name(*missing)
+                        + " to cluster.local_roles to run it in this process");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 } // namespace leap::runtime

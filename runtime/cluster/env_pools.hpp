@@ -78,6 +78,20 @@ result<env_pools> spawn_env_pools(caf::actor_system& sys, services& svc,
                                   std::shared_ptr<cluster_board> board = nullptr,
                                   const policy_stage* policy = nullptr);
 
+// Before a clustered run starts (leap train, leap eval): waits, at most cluster.node_wait_seconds,
+// until every role in `needed` is served by a node that is up (the head's own pools, from
+// cluster.local_roles, count as node "local"). An error names the first role no one serves,
+// every node with its state and last problem, and the keys to set (cluster.nodes,
+// cluster.local_roles, node.roles). Blocking; on the command's main thread.
+// The start of pipeline::spawn's error when await_roles refused: commands exit 2 on it.
+inline constexpr const char* cannot_start_prefix = "the cluster cannot serve this run: ";
+inline bool cluster_cannot_start(const std::string& message) {
+  return message.rfind(cannot_start_prefix, 0) == 0;
+}
+result<void> await_roles(caf::actor_system& sys, const env_pools& pools,
+                         const config::cluster_section& c,
+                         const std::vector<config::node_role>& needed);
+
 // The cluster's status, or an error when the pools are local or it does not answer.
 result<msg::cluster_status> query_cluster(caf::actor_system& sys, const env_pools& pools);
 

@@ -380,7 +380,7 @@ int cmd_eval(services& svc, const std::string& dir, bool json) {
   auto r = evaluate_checkpoint(svc, dir, true);
   if (!r) {
     std::cerr << "leap: eval: " << r.message() << "\n";
-    return exit_failed;
+    return cluster_cannot_start(r.message()) ? exit_usage : exit_failed;
   }
   const int T = svc.cfg.eval.max_turns;
   std::printf("%-18s %8s", "task", "pass@1");

@@ -572,7 +572,7 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
       std::signal(SIGINT, old);
       std::signal(SIGTERM, old_term);
       std::fprintf(stderr, "leap train: %s\n", p.message().c_str());
-      return exit_failed;
+      return cluster_cannot_start(p.message()) ? exit_usage : exit_failed;
     }
     end = (*p)->wait(&g_stop).end;
   }

@@ -424,7 +424,10 @@ void register_cluster(registry& r) {
       .at_least(1);
   s.key("node_wait_seconds", &cluster_section::node_wait_seconds,
         "A job that waits this long while no node able to run it is up fails (the attempt is "
-        "dropped as an infrastructure fault; `leap check` exits with the nodes' problems).")
+        "dropped as an infrastructure fault; `leap check` exits with the nodes' problems). A "
+        "clustered `leap train` or `leap eval` waits at most this long at start until every role "
+        "it needs (compile, execute, and generate unless the head generates) has a node that is "
+        "up, or refuses to start with exit 2, naming the role and the nodes' problems.")
       .greater_than(0);
   s.key("tls_cert", &cluster_section::tls_cert,
         "PEM certificate of this process (head or node), signed by `tls_ca`; with `tls_key` and "

@@ -128,6 +128,18 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
     if (!pools)
       return pools.err();
     I->pools = std::move(*pools);
+    // A clustered run starts only when every role it needs has a node (or the head's own pools).
+    std::vector<config::node_role> needed;
+    if (!d.stand_ins.compilers)
+      needed.push_back(config::node_role::compile);
+    if (!d.stand_ins.executors)
+      needed.push_back(config::node_role::execute);
+    if (clustered_policy)
+      needed.push_back(config::node_role::generate);
+    if (auto ready = await_roles(sys, I->pools, d.svc->cfg.cluster, needed); !ready) {
+      I->pools.shutdown();
+      return make_error(std::string(cannot_start_prefix) + ready.message());
+    }
   }
   if (d.stand_ins.generators)
     I->generators = d.stand_ins.generators(sys);

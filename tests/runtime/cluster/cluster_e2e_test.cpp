@@ -333,6 +333,43 @@ TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt)
     EXPECT_TRUE(p->exited(std::chrono::seconds(30)));
 }
 
+// train.max_lost_steps on a cluster (issue 41 items 5 and 754da67): the run starts, since its
+// only compile and execute node is up, and that node dies after the first step. With no retries
+// and a short cluster.node_wait_seconds every attempt of the next step is lost to the
+// infrastructure, and the run stops with an error naming the key and exit 1.
+TEST_F(cluster_fixture, ARunWhoseOnlyNodeDiesStopsOnMaxLostSteps) {
+  auto warm = test::warm_start();
+  ASSERT_FALSE(warm.empty());
+  auto a = start_node("node-only");
+  ASSERT_FALSE(a.empty());
+  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
+  for (auto& s : test::tiny)
+    args.insert(args.end(), {"--set", s});
+  const std::string out = root + "/run";
+  args.insert(args.end(), {"--set", "train.steps=20",
+                           "--set", "environment.cache_dir=" + root + "/cache-head",
+                           "--set", "cluster.heartbeat_seconds=0.2",
+                           "--set", "cluster.node_wait_seconds=1",
+                           "--set", "compiler.retries=0", "--set", "executor.retries=0",
+                           "--set", "cluster.local_roles=[\"generate\"]",
+                           "--set", nodes_key({a}), "train", "--out", out});
+  auto& head = start("head", args);
+  auto first = std::chrono::steady_clock::now();
+  while (test::read_jsonl(out + "/metrics.jsonl").empty()
+         && std::chrono::steady_clock::now() - first < std::chrono::seconds(120)
+         && !head.exited(std::chrono::milliseconds(0)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(test::read_jsonl(out + "/metrics.jsonl").empty()) << head.err();
+  procs[0]->kill(SIGKILL);
+  ASSERT_TRUE(head.exited(std::chrono::seconds(180))) << "leap train did not stop:\n" << head.err();
+  EXPECT_EQ(WEXITSTATUS(head.status()), 1) << head.err();
+  EXPECT_NE(head.err().find("train.max_lost_steps"), std::string::npos) << head.err();
+  auto m = test::read_jsonl(out + "/metrics.jsonl");
+  ASSERT_GE(m.size(), 2u) << head.err();
+  EXPECT_LT(m.size(), 20u);
+  EXPECT_EQ(m.back()["dropped"], m.back()["attempts"]) << m.back().dump();
+}
+
 // Certificates made the way docs/cluster.md tells users to make them.
 bool make_pki(const std::string& dir) {
   auto sh = [&](const std::string& cmd) { return std::system(("cd " + dir + " && " + cmd + " >/dev/null 2>&1").c_str()) == 0; };
