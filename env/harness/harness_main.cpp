@@ -132,6 +132,7 @@ bool read_job(job& j) {
 struct device_buffer {
   unsigned char* base = nullptr; // device allocation incl. canaries
   long long n = 0;
+  unsigned char canary = canary_byte; // the byte around its data
   std::size_t bytes() const { return static_cast<std::size_t>(n) * 4; }
   void* data() const { return base + canary_front; }
 };
@@ -193,11 +194,14 @@ void check_no_work_left(int before, int s, int t) {
          "threads or asynchronous host work)");
 }
 
-// Allocates a buffer with canaries and uploads `host` (n 32-bit values) into its data part.
-device_buffer upload(const std::vector<std::uint32_t>& host, int s, int t, const std::string& name) {
+// Allocates a buffer with canaries (the byte `canary`) and uploads `host` (n 32-bit values) into
+// its data part.
+device_buffer upload(const std::vector<std::uint32_t>& host, unsigned char canary, int s, int t,
+                     const std::string& name) {
   device_buffer b;
   b.n = static_cast<long long>(host.size());
-  std::vector<unsigned char> staging(canary_front + b.bytes() + canary_back, canary_byte);
+  b.canary = canary;
+  std::vector<unsigned char> staging(canary_front + b.bytes() + canary_back, canary);
   std::memcpy(staging.data() + canary_front, host.data(), b.bytes());
   void* p = nullptr;
   cudaError_t e = cudaMalloc(&p, staging.size());
@@ -219,9 +223,9 @@ std::vector<std::uint32_t> download(const device_buffer& b, int s, int t, const 
     fail(s, t, "cuda_error", "reading back '" + name + "' failed: " + cuda_error_text(e));
   std::size_t bad_front = 0, bad_back = 0, last_back = 0;
   for (std::size_t i = 0; i < canary_front; ++i)
-    bad_front += staging[i] != canary_byte;
+    bad_front += staging[i] != b.canary;
   for (std::size_t i = 0; i < canary_back; ++i)
-    if (staging[canary_front + b.bytes() + i] != canary_byte) {
+    if (staging[canary_front + b.bytes() + i] != b.canary) {
       ++bad_back;
       last_back = i + 1;
     }
@@ -279,7 +283,7 @@ call_args prepare_call(const job& j, int s, int t) {
       continue;
     }
     c.host[ai] = make_host(j, ai, s, t < 0 ? 0 : t);
-    c.bufs[ai] = upload(c.host[ai], s, t, j.args[ai].name);
+    c.bufs[ai] = upload(c.host[ai], canary_of(ai), s, t, j.args[ai].name);
     c.ptrs[ai] = c.bufs[ai].data();
   }
   return c;

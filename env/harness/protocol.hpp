@@ -21,6 +21,11 @@ inline constexpr const char* timed_file = "timed.bin";   // outputs of every tim
 inline constexpr std::size_t canary_front = 256;
 inline constexpr std::size_t canary_back = 4096;
 inline constexpr unsigned char canary_byte = 0xA5;
+// Each pointer argument gets its own canary byte (argument 0: canary_byte), so an out-of-bounds
+// read of one buffer's canary copied past the end of another buffer still changes that one's.
+inline constexpr unsigned char canary_of(std::size_t arg) {
+  return static_cast<unsigned char>(canary_byte + 0x3D * arg);
+}
 // Outputs are filled with this 32-bit pattern (a quiet NaN as float) before every run.
 inline constexpr std::uint32_t poison_bits = 0x7FC0DEADu;
 
