@@ -107,6 +107,32 @@ struct cluster_fixture : ::testing::Test {
     return nlohmann::json::parse(p.out());
   }
 
+  // `leap train` of the tiny model from `warm` into root/run through `nodes`: the head's own
+  // cache, a 0.2 s heartbeat, then `sets` (more --set values).
+  std::vector<std::string> train_args(const std::string& warm, const std::vector<std::string>& nodes,
+                                      const std::vector<std::string>& sets) {
+    std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
+    for (auto& s : test::tiny)
+      args.insert(args.end(), {"--set", s});
+    for (const auto& s : std::vector<std::string>{"environment.cache_dir=" + root + "/cache-head",
+                                                  "cluster.heartbeat_seconds=0.2", nodes_key(nodes)})
+      args.insert(args.end(), {"--set", s});
+    for (const auto& s : sets)
+      args.insert(args.end(), {"--set", s});
+    args.insert(args.end(), {"train", "--out", root + "/run"});
+    return args;
+  }
+
+  // Waits until the run in root/run has written `rows` steps, `head` exited or `limit` passed;
+  // returns the steps written.
+  std::size_t wait_for_steps(std::size_t rows, leap_process& head, std::chrono::seconds limit) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (test::read_jsonl(root + "/run/metrics.jsonl").size() < rows
+           && std::chrono::steady_clock::now() - t0 < limit && !head.exited(std::chrono::milliseconds(0)))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return test::read_jsonl(root + "/run/metrics.jsonl").size();
+  }
+
   static std::string nodes_key(const std::vector<std::string>& addrs) {
     std::string v;
     for (auto& a : addrs)
@@ -168,25 +194,13 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
   ASSERT_FALSE(a.empty());
   ASSERT_FALSE(b.empty());
   const int steps = 10, groups_per_step = 2, g = 4;
-  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
-  for (auto& s : test::tiny)
-    args.insert(args.end(), {"--set", s});
   const std::string out = root + "/run";
-  args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps),
-                           "--set", "train.group_size=" + std::to_string(g),
-                           "--set", "environment.cache_dir=" + root + "/cache-head",
-                           "--set", "cluster.heartbeat_seconds=0.2",
-                           "--set", "compiler.retries=2", "--set", "executor.retries=2",
-                           "--set", "cluster.local_roles=[\"generate\"]",
-                           "--set", nodes_key({a, b}), "train", "--out", out});
-  auto& head = start("head", args);
+  auto& head = start("head", train_args(warm, {a, b},
+                                        {"train.steps=" + std::to_string(steps),
+                                         "train.group_size=" + std::to_string(g), "compiler.retries=2",
+                                         "executor.retries=2", "cluster.local_roles=[\"generate\"]"}));
   // After the first step, node a dies as the OOM killer would take it.
-  auto first = std::chrono::steady_clock::now();
-  while (test::read_jsonl(out + "/metrics.jsonl").empty()
-         && std::chrono::steady_clock::now() - first < std::chrono::seconds(120)
-         && !head.exited(std::chrono::milliseconds(0)))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_FALSE(test::read_jsonl(out + "/metrics.jsonl").empty()) << head.err();
+  ASSERT_GE(wait_for_steps(1, head, std::chrono::seconds(120)), 1u) << head.err();
   // Frozen first for 0.3 s (less than the 0.6 s the heartbeat allows), so jobs sent to it are
   // still on it when it dies.
   procs[0]->kill(SIGSTOP);
@@ -279,16 +293,9 @@ TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt)
   auto port = runtime::free_port("127.0.0.1");
   ASSERT_TRUE(port) << port.message();
   const std::string listen = "127.0.0.1:" + std::to_string(*port);
-  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
-  for (auto& s : test::tiny)
-    args.insert(args.end(), {"--set", s});
   const std::string out = root + "/run";
-  args.insert(args.end(), {"--set", "train.steps=8", "--set", "train.group_size=4",
-                           "--set", "environment.cache_dir=" + root + "/cache-head",
-                           "--set", "cluster.heartbeat_seconds=0.2",
-                           "--set", "cluster.listen=" + listen,
-                           "--set", nodes_key({a}), "train", "--out", out});
-  auto& head = start("head", args);
+  auto& head = start("head", train_args(warm, {a}, {"train.steps=8", "train.group_size=4",
+                                                    "cluster.listen=" + listen}));
   ASSERT_TRUE(head.wait_for("nodes may join at", std::chrono::seconds(120), true)) << head.err();
   // A node that was never listed asks to be used; it also generates (the head does not: its
   // cluster.local_roles is empty), from the head's weights, which reach it at every step.
@@ -342,24 +349,12 @@ TEST_F(cluster_fixture, ARunWhoseOnlyNodeDiesStopsOnMaxLostSteps) {
   ASSERT_FALSE(warm.empty());
   auto a = start_node("node-only");
   ASSERT_FALSE(a.empty());
-  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
-  for (auto& s : test::tiny)
-    args.insert(args.end(), {"--set", s});
   const std::string out = root + "/run";
-  args.insert(args.end(), {"--set", "train.steps=20",
-                           "--set", "environment.cache_dir=" + root + "/cache-head",
-                           "--set", "cluster.heartbeat_seconds=0.2",
-                           "--set", "cluster.node_wait_seconds=1",
-                           "--set", "compiler.retries=0", "--set", "executor.retries=0",
-                           "--set", "cluster.local_roles=[\"generate\"]",
-                           "--set", nodes_key({a}), "train", "--out", out});
-  auto& head = start("head", args);
-  auto first = std::chrono::steady_clock::now();
-  while (test::read_jsonl(out + "/metrics.jsonl").empty()
-         && std::chrono::steady_clock::now() - first < std::chrono::seconds(120)
-         && !head.exited(std::chrono::milliseconds(0)))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_FALSE(test::read_jsonl(out + "/metrics.jsonl").empty()) << head.err();
+  auto& head = start("head", train_args(warm, {a},
+                                        {"train.steps=20", "cluster.node_wait_seconds=1",
+                                         "compiler.retries=0", "executor.retries=0",
+                                         "cluster.local_roles=[\"generate\"]"}));
+  ASSERT_GE(wait_for_steps(1, head, std::chrono::seconds(120)), 1u) << head.err();
   procs[0]->kill(SIGKILL);
   ASSERT_TRUE(head.exited(std::chrono::seconds(180))) << "leap train did not stop:\n" << head.err();
   EXPECT_EQ(WEXITSTATUS(head.status()), 1) << head.err();
@@ -710,23 +705,12 @@ TEST_F(cluster_fixture, ANewHeadResumesARunWhoseHeadWasKilledMidStep) {
   ASSERT_FALSE(a.empty());
   ASSERT_FALSE(b.empty());
   const int steps = 6;
-  std::vector<std::string> args = {"--set", "train.warm_start=" + warm};
-  for (auto& s : test::tiny)
-    args.insert(args.end(), {"--set", s});
   const std::string out = root + "/run";
-  args.insert(args.end(), {"--set", "train.steps=" + std::to_string(steps),
-                           "--set", "train.checkpoint_every=1",
-                           "--set", "environment.cache_dir=" + root + "/cache-head",
-                           "--set", "cluster.heartbeat_seconds=0.2",
-                           "--set", "cluster.local_roles=[\"generate\"]",
-                           "--set", nodes_key({a, b}), "train", "--out", out});
+  auto args = train_args(warm, {a, b},
+                         {"train.steps=" + std::to_string(steps), "train.checkpoint_every=1",
+                          "cluster.local_roles=[\"generate\"]"});
   auto& first = start("head-1", args);
-  const auto t0 = std::chrono::steady_clock::now();
-  while (test::read_jsonl(out + "/metrics.jsonl").size() < 2
-         && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(180)
-         && !first.exited(std::chrono::milliseconds(0)))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto written = test::read_jsonl(out + "/metrics.jsonl").size();
+  const auto written = wait_for_steps(2, first, std::chrono::seconds(180));
   ASSERT_GE(written, 2u) << first.err();
   ASSERT_LT(written, static_cast<std::size_t>(steps)) << "the run ended before it could be killed";
   first.kill(SIGKILL);
