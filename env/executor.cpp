@@ -160,6 +160,13 @@ bool killed_from_outside(const process_outcome& o) {
   return o.signaled && o.term_signal == SIGKILL && !o.timed_out && !o.cancelled;
 }
 
+// The task with its first size set only: what the repeated call and the timing loop run on.
+task_spec first_size_set(const task_spec& task) {
+  task_spec first = task;
+  first.sizes = {task.sizes[0]};
+  return first;
+}
+
 } // namespace
 
 // The timing loop runs on both backends: on a GPU it measures, on the emulation (host clock,
@@ -266,9 +273,8 @@ void executor::run_one(const handle& h, bool reference) {
   }
   // Room for the outputs (and inputs when dumped) of every trial, and little else.
   auto out_bytes = static_cast<long long>(outputs_bytes(h->task, opts_.trials));
-  task_spec first = h->task;
-  first.sizes = {h->task.sizes[0]};
-  auto timed_bytes = static_cast<long long>(outputs_bytes(first, std::max(0, timed_calls(h->req.backend))));
+  auto timed_bytes = static_cast<long long>(
+    outputs_bytes(first_size_set(h->task), std::max(0, timed_calls(h->req.backend))));
   spec.file_size_bytes = 3 * out_bytes + timed_bytes + (64ll << 20);
   spec.open_files = 256;
   // CPU time: every emulation thread busy for the whole wall-clock budget, plus start-up.
@@ -453,8 +459,7 @@ void executor::conclude(const handle& h) {
     // A second call on identical inputs must give the same results (within tolerance).
     if (opts_.check_repeat && v.st == status::correct && cand_out) {
       auto rep = read_file(h->cand_dir + "/" + harness::repeat_file);
-      task_spec first = task;
-      first.sizes = {task.sizes[0]};
+      const task_spec first = first_size_set(task);
       auto block = outputs_bytes(first, 1);
       auto rc = compare_outputs(first, 1, rep ? *rep : std::string(),
                                 std::string_view(*cand_out).substr(0, block));
@@ -481,9 +486,7 @@ void executor::conclude(const handle& h) {
                         + rt.message()));
         return;
       }
-      task_spec first = task;
-      first.sizes = {task.sizes[0]};
-      auto tc = compare_outputs(first, timed_n, ct ? *ct : std::string(), *rt);
+      auto tc = compare_outputs(first_size_set(task), timed_n, ct ? *ct : std::string(), *rt);
       if (!tc.ok) {
         v.st = status::wrong_answer;
         v.reason = "timed_mismatch";
