@@ -87,28 +87,67 @@ std::string reference_target(const std::string& ref) {
   return out;
 }
 
-// Bugs that act on any kernel text: the kernel's `if (X >= Y) return;` guard made off by one
-// (`>`) or removed (missing_bounds); an error when the source has no such guard.
-result<std::string> generic_bug(const std::string& src, bug_kind kind) {
-  auto k = src.find("__global__");
-  if (k == std::string::npos)
-    return make_error("no __global__ function");
-  auto g = src.find("  if (", k);
-  while (g != std::string::npos) {
-    auto eol = src.find('\n', g);
-    auto line = src.substr(g, eol == std::string::npos ? std::string::npos : eol - g);
-    auto ge = line.find(" >= ");
-    if (ge != std::string::npos && line.find(") return;") != std::string::npos) {
-      std::string out = src;
-      if (kind == bug_kind::off_by_one)
-        out.replace(g + ge, 4, " > ");
-      else
-        out.erase(g, line.size() + (eol == std::string::npos ? 0 : 1));
-      return out;
-    }
-    g = src.find("  if (", g + 1);
+// Whether `text` names `name` as a whole word followed by `[` (an element access of the buffer).
+bool indexes(const std::string& text, const std::string& name) {
+  for (auto p = text.find(name + "["); p != std::string::npos; p = text.find(name + "[", p + 1))
+    if (p == 0 || !(std::isalnum(static_cast<unsigned char>(text[p - 1])) || text[p - 1] == '_'))
+      return true;
+  return false;
+}
+
+// Bugs that act on any kernel text: a kernel's `if (X >= Y) return;` guard made off by one
+// (`>`) or removed (missing_bounds); an error when the source has no such guard. The guard is
+// that of the kernel writing one of the task's `outputs` (the first such kernel with a guard): a
+// guard of a kernel that only fills a scratch buffer the reference allocates itself (the
+// broadcast family's reduced row or column) would give a bug that nothing observes, since only the
+// task's own buffers are checked past their ends. Without such a kernel, the first guard.
+result<std::string> generic_bug(const std::string& src, bug_kind kind,
+                                const std::vector<std::string>& outputs) {
+  // The text of every __global__ function, up to the next one or the entry point.
+  struct kernel_span {
+    std::size_t begin, end;
+  };
+  std::vector<kernel_span> kernels;
+  for (auto k = src.find("__global__"); k != std::string::npos;) {
+    auto next = src.find("__global__", k + 1);
+    auto entry = src.find("extern \"C\"", k);
+    auto end = std::min(next == std::string::npos ? src.size() : next,
+                        entry == std::string::npos ? src.size() : entry);
+    kernels.push_back({k, end});
+    k = next;
   }
-  return make_error("no `if (... >= ...) return;` guard");
+  if (kernels.empty())
+    return make_error("no __global__ function");
+  // The position of the first guard in [begin, end), or npos.
+  auto guard_in = [&](std::size_t begin, std::size_t end, std::size_t& line_len) {
+    for (auto g = src.find("  if (", begin); g != std::string::npos && g < end; g = src.find("  if (", g + 1)) {
+      auto eol = src.find('\n', g);
+      auto line = src.substr(g, eol == std::string::npos ? std::string::npos : eol - g);
+      if (line.find(" >= ") != std::string::npos && line.find(") return;") != std::string::npos) {
+        line_len = line.size();
+        return g;
+      }
+    }
+    return std::string::npos;
+  };
+  std::size_t at = std::string::npos, len = 0;
+  for (auto& k : kernels) {
+    auto body = src.substr(k.begin, k.end - k.begin);
+    bool writes_output = std::any_of(outputs.begin(), outputs.end(),
+                                     [&](const std::string& o) { return indexes(body, o); });
+    if (writes_output && (at = guard_in(k.begin, k.end, len)) != std::string::npos)
+      break;
+  }
+  if (at == std::string::npos)
+    at = guard_in(kernels.front().begin, src.size(), len);
+  if (at == std::string::npos)
+    return make_error("no `if (... >= ...) return;` guard");
+  std::string out = src;
+  if (kind == bug_kind::off_by_one)
+    out.replace(at + src.substr(at, len).find(" >= "), 4, " > ");
+  else
+    out.erase(at, len + (at + len < src.size() ? 1 : 0));
+  return out;
 }
 
 } // namespace
@@ -148,6 +187,10 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
       sol.name = "reference.naive";
       sol.source = reference_target(t.reference_source);
       rng r(opt.seed ^ fnv1a(t.name));
+      std::vector<std::string> outputs;
+      for (std::size_t ai = 0; ai < t.args.size(); ++ai)
+        if (t.args[ai].p.is_pointer && t.is_output(ai))
+          outputs.push_back(t.args[ai].p.name);
       std::vector<variant> bugs;
       for (auto kind : all_bug_kinds()) {
         if (!opt.kinds.empty() && std::find(opt.kinds.begin(), opt.kinds.end(), kind) == opt.kinds.end())
@@ -157,7 +200,7 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
           continue;
         for (int n = 0; n < std::max(0, opt.bugs_per_kind); ++n) {
           auto pick = r.next();
-          auto src = guard ? generic_bug(sol.source, kind) : inject_typo(sol.source, kind, pick);
+          auto src = guard ? generic_bug(sol.source, kind, outputs) : inject_typo(sol.source, kind, pick);
           if (!src || *src == sol.source)
             break; // the kind has no spot in this kernel (or one variant only: the guard)
           variant b;

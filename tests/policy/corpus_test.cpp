@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -468,4 +469,40 @@ TEST(CorpusGenerated, ReferenceIsTheSolutionAndGenericBugsChangeIt) {
     EXPECT_TRUE(kinds[t.name].count(bug_kind::off_by_one)) << t.name;
     EXPECT_TRUE(kinds[t.name].count(bug_kind::typo_identifier)) << t.name;
   }
+}
+
+// A broadcast-family reference that reduces x into a scratch buffer first has two guarded
+// kernels; the off-by-one (and missing-bounds) bug must be in the kernel writing the task's output
+// y, whose write past the end the environment sees, not in the scratch kernel's (an off-by-one
+// there writes one element past a buffer nobody checks, so the "bug" was judged correct).
+TEST(CorpusGenerated, GuardBugsEditTheKernelThatWritesTheOutput) {
+  std::vector<env::task_spec> tasks;
+  for (int i = 0; i < 40 && tasks.size() < 2; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "gen_bcast_t%05d", i);
+    auto t = taskgen::generate_task(1, name);
+    ASSERT_TRUE(t.ok()) << t.message();
+    if (t->op.source == "rowred" || t->op.source == "colred")
+      tasks.push_back(t->spec);
+  }
+  ASSERT_EQ(tasks.size(), 2u) << "no broadcast task with a reduced operand among the first 40";
+  generate_options opt;
+  opt.kinds = {bug_kind::off_by_one, bug_kind::missing_bounds};
+  auto vs = generate(tasks, opt);
+  ASSERT_TRUE(vs.ok()) << vs.message();
+  int checked = 0;
+  for (auto& v : *vs) {
+    if (v.kind != variant_kind::buggy)
+      continue;
+    ASSERT_NE(v.origin_source.find("__global__ void gen_reduce("), std::string::npos) << v.task;
+    // The scratch kernel's guard is untouched; the output kernel's is edited.
+    EXPECT_NE(v.source.find("  if (o >= "), std::string::npos) << v.name << "\n" << v.source;
+    const std::string out_guard = "  if (i >= (long long)rows * cols) return;";
+    ASSERT_NE(v.origin_source.find(out_guard), std::string::npos) << v.task;
+    EXPECT_EQ(v.source.find(out_guard), std::string::npos) << v.name << "\n" << v.source;
+    if (v.bug == bug_kind::off_by_one)
+      EXPECT_NE(v.source.find("  if (i > (long long)rows * cols) return;"), std::string::npos) << v.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
 }
