@@ -42,6 +42,7 @@ openai_generation_engine(const config::leap_config& cfg,
   o.model = cfg.openai.model;
   if (const char* key = std::getenv(cfg.openai.api_key_env.c_str()))
     o.api_key = key;
+  o.tls_ca = cfg.openai.tls_ca;
   o.max_concurrency = cfg.openai.max_concurrency;
   o.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::duration<double>(cfg.openai.timeout_seconds));

@@ -251,9 +251,10 @@ struct generation_section {
 // [openai]: an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp's server, or
 // `leap serve --checkpoint`) when generation.source = "openai".
 struct openai_section {
-  std::string url = "http://127.0.0.1:8000/v1"; // plain HTTP; POST {url}/completions
+  std::string url = "http://127.0.0.1:8000/v1"; // http:// or https://; POST {url}/completions
   std::string model;                              // the served model's name (required)
   std::string api_key_env = "OPENAI_API_KEY";     // environment variable holding the API key
+  std::string tls_ca;                             // https: PEM CA file; empty = system store
   int max_concurrency = 8;                        // requests on the wire at once
   double timeout_seconds = 600;                   // one try; then retried (429/5xx too)
 };

@@ -558,13 +558,19 @@ void register_openai(registry& r) {
                      "`token_ids` (vLLM's return_token_ids; leap serve sends them) or are "
                      "re-encoded from their text. Timeouts, 429 and 5xx are retried with back-off.");
   s.key("url", &openai_section::url,
-        "Base URL (plain HTTP), e.g. http://127.0.0.1:8000/v1; requests go to {url}/completions.")
+        "Base URL, http:// or https://, e.g. http://127.0.0.1:8000/v1; requests go to "
+        "{url}/completions. With https:// the server's certificate must chain to `tls_ca` (or "
+        "the system's trust store) and name the URL's host (DNS or IP subjectAltName).")
       .non_empty();
   s.key("model", &openai_section::model,
         "The served model's name (the `model` of every request); required with "
         "generation.source = \"openai\".");
   s.key("api_key_env", &openai_section::api_key_env,
         "Environment variable holding the API key (sent as a bearer token when set).");
+  s.key("tls_ca", &openai_section::tls_ca,
+        "With an https:// url: PEM file of the CA certificates the server's certificate must "
+        "chain to; empty = the system's trust store (OpenSSL's default paths). A handshake the "
+        "certificate fails is an error naming the URL and the reason, not retried.");
   s.key("max_concurrency", &openai_section::max_concurrency, "Requests on the wire at once.")
       .at_least(1)
       .at_most(1024);

@@ -115,7 +115,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "serve.read_timeout_seconds", "serve.idle_timeout_seconds", "serve.request_timeout_seconds",
       "serve.group_ttl_seconds", "serve.drain_seconds", "serve.token_env", "serve.tls_cert",
       "serve.tls_key", "generation.source", "openai.url", "openai.model", "openai.api_key_env",
-      "openai.max_concurrency", "openai.timeout_seconds"};
+      "openai.tls_ca", "openai.max_concurrency", "openai.timeout_seconds"};
   EXPECT_EQ(got, want);
   for (const auto& s : schema().sections()) {
     EXPECT_FALSE(s.doc.empty()) << s.name;

@@ -1,8 +1,9 @@
 // The OpenAI-compatible completions client (runtime/serve/openai_client.hpp) against a small
 // scripted HTTP server in this test (a fixture on loopback, not a model): 429 and 500 are
 // retried after a back-off and then succeed; a server that never answers times out and is
-// retried; errors that outlast the retries, 400s (not retried) and refused connections come
-// back as errors naming the failure and the tries, never a crash or a hang; at most
+// retried; errors that outlast the retries, 400s (not retried), refused connections and an
+// https:// URL on a server not speaking TLS (not retried) come back as errors naming the failure
+// and the tries, never a crash or a hang; a bad openai.tls_ca fails create(); at most
 // max_concurrency calls are on the wire; the answer's token ids, log-probs and usage are parsed.
 #include "runtime/serve/openai_client.hpp"
 
@@ -17,6 +18,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -38,8 +41,11 @@ const char* ok_body =
 // A loopback HTTP server answering request k with script(k): a status (0: never answer).
 class fixture_server {
 public:
-  explicit fixture_server(std::function<int(int)> script, std::chrono::milliseconds hold = 0ms)
-      : script_(std::move(script)), hold_(hold) {
+  // greeting: when not empty, sent to every connection at once, which is then closed (a server
+  // that does not speak what the client does).
+  explicit fixture_server(std::function<int(int)> script, std::chrono::milliseconds hold = 0ms,
+                          std::string greeting = "")
+      : script_(std::move(script)), hold_(hold), greeting_(std::move(greeting)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -81,6 +87,13 @@ private:
     const int open = ++open_;
     int seen = max_open_.load();
     while (open > seen && !max_open_.compare_exchange_weak(seen, open)) {
+    }
+    if (!greeting_.empty()) {
+      ++count_;
+      --open_;
+      ::send(c, greeting_.data(), greeting_.size(), MSG_NOSIGNAL);
+      ::close(c);
+      return;
     }
     std::string in;
     char buf[4096];
@@ -125,6 +138,7 @@ private:
 
   std::function<int(int)> script_;
   std::chrono::milliseconds hold_;
+  std::string greeting_;
   int fd_ = -1, port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> count_{0}, open_{0}, max_open_{0};
@@ -200,11 +214,47 @@ TEST(OpenAIClient, FailuresThatOutlastTheRetriesAreReportedNotThrown) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("cannot connect"), std::string::npos) << r.message();
   }
-  for (const char* url : {"https://x", "localhost:1", "http://:80"}) {
+  for (const char* url : {"ftp://x", "localhost:1", "http://:80", "https://:443"}) {
     auto o = options(1);
     o.url = url;
     EXPECT_FALSE(openai_client::create(o).ok()) << url;
   }
+}
+
+// https:// (the certificate checks run against `leap serve` with TLS in openai_e2e_test.cpp):
+// a CA file that is missing or not PEM is an error of create() naming the key and the file; a
+// server that does not speak TLS fails the handshake once, not retried, naming the URL.
+TEST(OpenAIClient, HttpsNeedsAReadableCaFileAndAServerSpeakingTls) {
+  auto o = options(1);
+  o.url = "https://127.0.0.1:1/v1";
+  o.tls_ca = "/nonexistent/leap-test-ca.pem";
+  auto missing = openai_client::create(o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("openai.tls_ca"), std::string::npos) << missing.message();
+  EXPECT_NE(missing.message().find("/nonexistent/leap-test-ca.pem"), std::string::npos)
+    << missing.message();
+  const std::string not_pem = ::testing::TempDir() + "leap-not-a-ca-" + std::to_string(::getpid());
+  { std::ofstream(not_pem) << "not a certificate\n"; }
+  o.tls_ca = not_pem;
+  auto garbage = openai_client::create(o);
+  std::remove(not_pem.c_str());
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.message().find("openai.tls_ca: cannot load \"" + not_pem), std::string::npos)
+    << garbage.message();
+
+  fixture_server plain([](int) { return 200; }, 0ms,
+                       "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  o = options(plain.port());
+  o.url = "https://127.0.0.1:" + std::to_string(plain.port()) + "/v1";
+  auto c = openai_client::create(o); // the system's trust store
+  ASSERT_TRUE(c.ok()) << c.message();
+  auto r = call_once(**c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("after 1 try: TLS handshake with " + o.url + " failed"),
+            std::string::npos)
+    << r.message();
+  EXPECT_EQ((*c)->retried(), 0u);
+  EXPECT_EQ(plain.requests(), 1);
 }
 
 TEST(OpenAIClient, ASilentServerTimesOutAndIsRetried) {
