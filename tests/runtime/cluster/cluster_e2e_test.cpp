@@ -9,6 +9,7 @@
 #include "messages/build_identity.hpp"
 #include "runtime/cluster/transport.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
+#include "tests/runtime/cluster/test_pki.hpp"
 #include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/process_killer.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
@@ -31,6 +32,7 @@
 namespace fs = std::filesystem;
 using namespace leap;
 using test::leap_process;
+using test::make_pki;
 
 namespace {
 
@@ -363,32 +365,6 @@ TEST_F(cluster_fixture, ARunWhoseOnlyNodeDiesStopsOnMaxLostSteps) {
   ASSERT_GE(m.size(), 2u) << head.err();
   EXPECT_LT(m.size(), 20u);
   EXPECT_EQ(m.back()["dropped"], m.back()["attempts"]) << m.back().dump();
-}
-
-// Certificates made the way docs/cluster.md tells users to make them.
-bool make_pki(const std::string& dir) {
-  auto sh = [&](const std::string& cmd) { return std::system(("cd " + dir + " && " + cmd + " >/dev/null 2>&1").c_str()) == 0; };
-  auto ca = [&](const std::string& n) {
-    return sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
-              + ".pem -days 2 -subj /CN=" + n);
-  };
-  auto write_ext = [&](const std::string& file, const std::string& names) {
-    std::ofstream out(dir + "/" + file);
-    out << "subjectAltName=" << names << "\n";
-    out.close(); // before openssl reads it
-    return static_cast<bool>(out);
-  };
-  // `names`: the subjectAltName, the host names or addresses the machine is dialled by.
-  auto cert = [&](const std::string& n, const std::string& by, const std::string& names) {
-    return sh("openssl req -newkey rsa:2048 -nodes -keyout " + n + ".key -out " + n
-              + ".csr -subj /CN=" + n)
-           && write_ext(n + ".ext", names)
-           && sh("openssl x509 -req -in " + n + ".csr -CA " + by + ".pem -CAkey " + by
-                 + ".key -CAcreateserial -out " + n + ".pem -days 2 -extfile " + n + ".ext");
-  };
-  return ca("ca") && ca("other_ca") && cert("node", "ca", "IP:127.0.0.1")
-         && cert("head", "ca", "DNS:head.example") && cert("rogue", "other_ca", "IP:127.0.0.1")
-         && cert("other", "ca", "DNS:other.example");
 }
 
 std::vector<std::string> tls(const std::string& dir, const std::string& who,

@@ -10,6 +10,10 @@
 //    in-process eval samples (every turn, Acc@k, tokens); an unreachable server drops the
 //    attempts instead of hanging; `leap bench` samples from the server; `leap train` refuses
 //    generation.source = "openai";
+//  - HTTPS with a bearer token (certificates of a CA made by the test): leap's client with
+//    openai.tls_ca samples what plain HTTP samples and `leap eval` samples through it; the system
+//    store, another CA and a certificate for another name are refused after one try, naming the
+//    URL and OpenSSL's reason; no token gets 401;
 //  - a Hugging Face style checkpoint (tokenizer_config.json, generation_config.json): chats in
 //    its ChatML format, sampling ends on every eos id;
 // The official `openai` Python library drives the same endpoints in
@@ -24,6 +28,7 @@
 #include "runtime/pipeline/services.hpp"
 #include "runtime/serve/openai_client.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
+#include "tests/runtime/cluster/test_pki.hpp"
 #include "tests/runtime/serve/http_client.hpp"
 
 #include <nlohmann/json.hpp>
@@ -87,11 +92,16 @@ struct server {
   int port = 0;
   std::string dir;
 
-  bool start(const std::string& name, const std::string& checkpoint) {
+  // `sets`: more --set overrides; `env`: NAME=VALUE added to the server's environment.
+  bool start(const std::string& name, const std::string& checkpoint,
+             std::vector<std::string> sets = {}, std::vector<std::string> env = {}) {
     dir = temp_dir(name);
     std::vector<std::string> args{LEAP_BINARY};
-    for (std::string s : {"environment.cache_dir=" LEAP_TEST_CACHE_DIR, "environment.backend=cpu",
-                          "serve.listen=127.0.0.1:0", "compiler.workers=1", "executor.workers=1"}) {
+    std::vector<std::string> all{"environment.cache_dir=" LEAP_TEST_CACHE_DIR,
+                                 "environment.backend=cpu", "serve.listen=127.0.0.1:0",
+                                 "compiler.workers=1", "executor.workers=1"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    for (const auto& s : all) {
       args.push_back("--set");
       args.push_back(s);
     }
@@ -102,7 +112,7 @@ struct server {
       args.push_back("--checkpoint");
       args.push_back(checkpoint);
     }
-    proc = std::make_unique<leap_process>(args, dir + "/serve");
+    proc = std::make_unique<leap_process>(args, dir + "/serve", env);
     auto p = proc->wait_for("serving on https?://127\\.0\\.0\\.1:(\\d+)", std::chrono::seconds(90));
     if (!p)
       return false;
@@ -477,6 +487,117 @@ TEST_F(OpenAIServe, EvalThroughTheServerSamplesWhatInProcessEvalSamples) {
   if (r.ok()) { // the attempts are dropped (lost to the infrastructure), never judged
     EXPECT_EQ(r->generated_tokens, 0);
   }
+}
+
+namespace {
+
+// One call of leap's OpenAI client, waited for.
+result<serve::openai_answer> complete_once(const serve::openai_client_options& o,
+                                           const serve::openai_completion_call& call) {
+  auto c = serve::openai_client::create(o);
+  if (!c)
+    return c.err();
+  std::promise<result<serve::openai_answer>> p;
+  auto f = p.get_future();
+  (*c)->complete(call, [&p](result<serve::openai_answer> r) { p.set_value(std::move(r)); });
+  if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready)
+    return make_error("the call hung");
+  return f.get();
+}
+
+} // namespace
+
+// `leap serve --checkpoint` over HTTPS (a certificate for IP:127.0.0.1 signed by the test's CA)
+// requiring a bearer token: leap's client with openai.tls_ca and the token gets the tokens the
+// plain-HTTP server of the same checkpoint samples, and `leap eval` with
+// generation.source = "openai" samples through it. Refused, each after one try with a message
+// naming the URL and OpenSSL's reason: the system's trust store (which does not know the test's
+// CA), another CA's file, and a certificate of the right CA for another name; without the token
+// the server answers 401.
+TEST_F(OpenAIServe, HttpsGenerationVerifiesTheServerAndSendsTheToken) {
+  const std::string pki = root_ + "/pki";
+  fs::create_directories(pki);
+  ASSERT_TRUE(make_pki(pki)) << "the openssl CLI could not make test certificates";
+  server tls;
+  ASSERT_TRUE(tls.start("tls", checkpoint_,
+                        {"serve.tls_cert=" + pki + "/node.pem", "serve.tls_key=" + pki + "/node.key"},
+                        {"LEAP_SERVE_TOKEN=tls-token"}))
+    << tls.proc->err();
+  ASSERT_NE(tls.proc->out().find("https://"), std::string::npos) << tls.proc->out();
+  const std::string url = "https://127.0.0.1:" + std::to_string(tls.port) + "/v1";
+
+  serve::openai_client_options o;
+  o.url = url;
+  o.model = "tiny-policy";
+  o.api_key = "tls-token";
+  o.tls_ca = pki + "/ca.pem";
+  o.retries = 2;
+  o.backoff = std::chrono::milliseconds(20);
+  serve::openai_completion_call call;
+  call.prompt = {256, 259, 97, 98, 260}; // <|bos|><|user|>ab<|assistant|>
+  call.n = 2;
+  call.max_tokens = 9;
+  call.seed = 31;
+  auto over_tls = complete_once(o, call);
+  ASSERT_TRUE(over_tls.ok()) << over_tls.message();
+  EXPECT_EQ(over_tls->tries, 1);
+  ASSERT_EQ(over_tls->samples.size(), 2u);
+  auto plain_options = o; // the fixture's server: plain HTTP, no token
+  plain_options.url = "http://127.0.0.1:" + std::to_string(port()) + "/v1";
+  auto over_http = complete_once(plain_options, call);
+  ASSERT_TRUE(over_http.ok()) << over_http.message();
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_GE(over_tls->samples[i].tokens.size(), 1u);
+    EXPECT_EQ(over_tls->samples[i].tokens, over_http->samples[i].tokens) << i;
+  }
+
+  auto refused = [&](serve::openai_client_options bad, const std::string& reason) {
+    auto r = complete_once(bad, call);
+    ASSERT_FALSE(r.ok()) << bad.url << " with tls_ca \"" << bad.tls_ca << "\" was accepted";
+    std::printf("refused as expected: %s\n", r.message().c_str());
+    EXPECT_NE(r.message().find("after 1 try: TLS handshake with " + bad.url + " failed: "),
+              std::string::npos)
+      << r.message();
+    EXPECT_NE(r.message().find("certificate verify failed"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find(reason), std::string::npos) << r.message();
+  };
+  auto system_store = o;
+  system_store.tls_ca = "";
+  refused(system_store, "set openai.tls_ca");
+  auto other_ca = o;
+  other_ca.tls_ca = pki + "/other_ca.pem";
+  refused(other_ca, "other_ca.pem) do not vouch");
+
+  auto no_token = o;
+  no_token.api_key = "";
+  auto unauthorized = complete_once(no_token, call);
+  ASSERT_FALSE(unauthorized.ok());
+  EXPECT_NE(unauthorized.message().find("after 1 try: HTTP 401"), std::string::npos)
+    << unauthorized.message();
+
+  // `leap eval` through the HTTPS server, the token from openai.api_key_env.
+  ::setenv("LEAP_TEST_OPENAI_TOKEN", "tls-token", 1);
+  auto remote = run_eval(checkpoint_, root_ + "/eval-https",
+                         {"environment.backend=cpu", "eval.split=all",
+                          "eval.tasks=[\"vector_add\", \"relu\"]", "eval.group_size=2",
+                          "eval.max_turns=1", "eval.max_new_tokens=24", "eval.seed=5",
+                          "compiler.workers=1", "executor.workers=1", "generation.source=openai",
+                          "openai.url=" + url, "openai.model=tiny-policy",
+                          "openai.tls_ca=" + pki + "/ca.pem",
+                          "openai.api_key_env=LEAP_TEST_OPENAI_TOKEN"});
+  ::unsetenv("LEAP_TEST_OPENAI_TOKEN");
+  EXPECT_EQ(remote.lines.size(), 4u); // 2 tasks x 2 attempts, one turn
+  EXPECT_GT(remote.tokens, 0);
+
+  // The right CA, but a certificate for another name (DNS:head.example) at 127.0.0.1.
+  server misnamed;
+  ASSERT_TRUE(misnamed.start("tls-misnamed", checkpoint_,
+                             {"serve.tls_cert=" + pki + "/head.pem",
+                              "serve.tls_key=" + pki + "/head.key"}))
+    << misnamed.proc->err();
+  auto wrong_name = o;
+  wrong_name.url = "https://127.0.0.1:" + std::to_string(misnamed.port) + "/v1";
+  refused(wrong_name, "IP address mismatch); the server's certificate does not name 127.0.0.1");
 }
 
 TEST_F(OpenAIServe, BenchSamplesFromTheServer) {
