@@ -2,6 +2,7 @@
 // and import for publishing policy versions to the generators, reference policy for the KL.
 #include "policy/checkpoint.hpp"
 #include "policy/grpo_loss.hpp"
+#include "policy/micro_batches.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/policy_model_impl.hpp"
 #include "policy/safetensors.hpp"
@@ -57,7 +58,8 @@ torch::Tensor completion_logp(decoder_impl& m, const torch::Tensor& ids, const t
 }
 
 // One AdamW step over `seqs`, accumulated in micro batches of similar lengths (less padding;
-// the gradient is a weighted sum over micro batches, so their order does not change it).
+// the gradient is a weighted sum over micro batches, so their order does not change it), each
+// within the attention memory budget of policy/micro_batches.hpp.
 rl_stats one_update(decoder_impl& m, torch::optim::AdamW& opt, decoder& reference,
                     std::vector<const rl_sequence*> seqs, const rl_options& o,
                     const grpo_loss_config& lc, std::int64_t pad) {
@@ -69,10 +71,17 @@ rl_stats one_update(decoder_impl& m, torch::optim::AdamW& opt, decoder& referenc
     return a->prompt.size() + a->completion.size() > b->prompt.size() + b->completion.size();
   });
   const auto n = seqs.size();
-  const auto mb = static_cast<std::size_t>(std::max(1, o.micro_batch));
+  std::vector<std::int64_t> lengths;
+  lengths.reserve(n);
+  for (auto* s : seqs)
+    lengths.push_back(static_cast<std::int64_t>(s->prompt.size() + s->completion.size()));
+  const auto& cfg = m.config();
+  const auto plan = plan_micro_batches(lengths, static_cast<std::size_t>(std::max(1, o.micro_batch)),
+                                       attention_bytes_per_position(cfg.n_layers, cfg.n_heads),
+                                       micro_batch_attention_budget);
   opt.zero_grad();
-  for (std::size_t first = 0; first < n; first += mb) {
-    auto last = std::min(n, first + mb);
+  for (const auto& span : plan) {
+    const auto first = span.first, last = span.last;
     auto B = static_cast<std::int64_t>(last - first);
     std::int64_t T = 0;
     long long mb_tokens = 0;
