@@ -1,5 +1,6 @@
 // The LibTorch oracle of the generated task families: see gen_oracle.hpp. Every family is
-// computed with whole-tensor LibTorch ops (reductions, cumulative ops, pooling, mm) in float64;
+// computed with whole-tensor LibTorch ops (reductions, cumulative ops, pooling, mm, permute,
+// index_select, slice, cat, padding and conv2d) in float64;
 // only the expression tree is walked.
 #include "policy/gen_oracle.hpp"
 
@@ -30,6 +31,17 @@ torch::Tensor input(const oracle_case& c, const std::string& n, long long numel)
   if (it == c.inputs.end() || it->second.is_int || static_cast<long long>(it->second.f32.size()) != numel)
     fail("input '" + n + "' missing, not float32 or not " + std::to_string(numel) + " elements");
   return torch::from_blob(const_cast<float*>(it->second.f32.data()), {numel}, torch::kFloat32).to(torch::kFloat64);
+}
+
+// An int32 index input as int64 (what index_select takes), each index checked against [0, bound).
+torch::Tensor index_input(const oracle_case& c, const std::string& n, long long numel, long long bound) {
+  auto it = c.inputs.find(n);
+  if (it == c.inputs.end() || !it->second.is_int || static_cast<long long>(it->second.i32.size()) != numel)
+    fail("input '" + n + "' missing, not int32 or not " + std::to_string(numel) + " elements");
+  for (auto v : it->second.i32)
+    if (v < 0 || v >= bound)
+      fail("index " + std::to_string(v) + " of '" + n + "' is outside [0, " + std::to_string(bound) + ")");
+  return torch::from_blob(const_cast<std::int32_t*>(it->second.i32.data()), {numel}, torch::kInt32).to(torch::kLong);
 }
 
 void output(oracle_case& c, const std::string& n, const torch::Tensor& v) {
@@ -175,6 +187,72 @@ void run(const taskgen::gen_op& op, oracle_case& c) {
       auto M = int_arg(c, "M"), N = int_arg(c, "N"), K = int_arg(c, "K");
       auto acc = torch::mm(input(c, "A", M * K).view({M, K}), input(c, "B", K * N).view({K, N}));
       output(c, "out", eval(op.body, {{"acc", acc}, {"bias", input(c, "bias", N).view({1, N})}}).expand({M, N}));
+      return;
+    }
+    case family::layout: {
+      auto map = [&](const torch::Tensor& v) { return eval(op.map, {{"v", v}}).expand(v.sizes()); };
+      if (op.variant == "transpose") {
+        auto R = int_arg(c, "rows"), C = int_arg(c, "cols");
+        output(c, "y", map(input(c, "x", R * C).view({R, C}).t()));
+      } else if (op.variant == "permute") {
+        auto A = int_arg(c, "A"), B = int_arg(c, "B"), C = int_arg(c, "C");
+        if (op.perm.size() != 3)
+          fail("permutation '" + op.perm + "' is not three axes");
+        std::vector<int64_t> dims;
+        for (char ch : op.perm)
+          dims.push_back(ch - '0');
+        output(c, "y", map(input(c, "x", A * B * C).view({A, B, C}).permute(dims)));
+      } else if (op.variant == "gather_rows" || op.variant == "gather_cols") {
+        auto R = int_arg(c, "rows"), C = int_arg(c, "cols"), n = int_arg(c, "n");
+        const bool rows = op.variant == "gather_rows";
+        auto x = input(c, "x", R * C).view({R, C});
+        output(c, "out", map(x.index_select(rows ? 0 : 1, index_input(c, "idx", n, rows ? R : C))));
+      } else if (op.variant == "slice") {
+        auto R = int_arg(c, "rows"), C = int_arg(c, "cols");
+        auto x = input(c, "x", R * C).view({R, C});
+        output(c, "y", map(x.slice(0, op.start0, R, op.step0).slice(1, op.start1, C, op.step1)));
+      } else if (op.variant == "concat") {
+        if (op.axis == "row") {
+          auto ra = int_arg(c, "ra"), rb = int_arg(c, "rb"), C = int_arg(c, "cols");
+          output(c, "y", map(torch::cat({input(c, "a", ra * C).view({ra, C}), input(c, "b", rb * C).view({rb, C})}, 0)));
+        } else {
+          auto R = int_arg(c, "rows"), ca = int_arg(c, "ca"), cb = int_arg(c, "cb");
+          output(c, "y", map(torch::cat({input(c, "a", R * ca).view({R, ca}), input(c, "b", R * cb).view({R, cb})}, 1)));
+        }
+      } else {
+        fail("unknown layout variant '" + op.variant + "'");
+      }
+      return;
+    }
+    case family::stencil: {
+      auto C = int_arg(c, "C"), H = int_arg(c, "H"), W = int_arg(c, "W");
+      auto x = input(c, "x", C * H * W).view({C, 1, H, W});
+      if (op.variant == "pool2d") {
+        const int64_t k = op.window, s = op.stride;
+        const double kk = static_cast<double>(k * k);
+        torch::Tensor y;
+        if (op.reduce == "max") y = torch::max_pool2d(x, {k, k}, {s, s});
+        else if (op.reduce == "min") y = -torch::max_pool2d(-x, {k, k}, {s, s});
+        else if (op.reduce == "avg") y = torch::avg_pool2d(x, {k, k}, {s, s});
+        else if (op.reduce == "sum") y = torch::avg_pool2d(x, {k, k}, {s, s}) * kk;
+        else if (op.reduce == "l2") y = torch::sqrt(torch::avg_pool2d(x * x, {k, k}, {s, s}) * kk);
+        else y = torch::max_pool2d(x.abs(), {k, k}, {s, s});
+        output(c, "y", y);
+        return;
+      }
+      auto w = taskgen::stencil_weights(op.variant);
+      if (w.size() != 9)
+        fail("unknown stencil '" + op.variant + "'");
+      auto weight = torch::tensor(w, torch::kFloat64).view({1, 1, 3, 3});
+      torch::Tensor padded;
+      if (op.border == "zero") padded = torch::constant_pad_nd(x, {1, 1, 1, 1}, 0);
+      else if (op.border == "clamp") padded = torch::replication_pad2d(x, {1, 1, 1, 1});
+      else if (op.border == "mirror") padded = torch::reflection_pad2d(x, {1, 1, 1, 1});
+      else if (op.border == "valid") padded = x;
+      else fail("unknown border rule '" + op.border + "'");
+      // conv2d is a cross-correlation: no filter flip, as the stencil is stated.
+      auto v = torch::conv2d(padded, weight);
+      output(c, "y", eval(op.map, {{"v", v}}).expand(v.sizes()));
       return;
     }
   }

@@ -10,8 +10,9 @@
 namespace leap::taskgen {
 
 const std::vector<family>& all_families() {
-  static const std::vector<family> all{family::ew,   family::red,  family::bcast, family::softmax,
-                                       family::scan, family::pool, family::matmul};
+  static const std::vector<family> all{family::ew,     family::red,    family::bcast,
+                                       family::softmax, family::scan,  family::pool,
+                                       family::matmul, family::layout, family::stencil};
   return all;
 }
 
@@ -24,6 +25,8 @@ const char* tag(family f) {
     case family::scan: return "scan";
     case family::pool: return "pool";
     case family::matmul: return "matmul";
+    case family::layout: return "layout";
+    case family::stencil: return "stencil";
   }
   return "?";
 }
@@ -33,7 +36,7 @@ result<family> parse_family(std::string_view t) {
     if (t == tag(f))
       return f;
   return make_error("'" + std::string(t) + "' is not a generated family (ew, red, bcast, softmax, "
-                    "scan, pool, matmul)");
+                    "scan, pool, matmul, layout, stencil)");
 }
 
 namespace {
@@ -294,6 +297,24 @@ std::string form(const gen_op& op, bool skel) {
     case family::matmul:
       s += "body=" + ex(op.body);
       break;
+    case family::layout:
+      s += "variant=" + op.variant;
+      if (op.variant == "permute")
+        s += ";perm=" + op.perm;
+      if (op.variant == "concat")
+        s += ";axis=" + op.axis;
+      if (op.variant == "slice")
+        s += ";start0=" + num(op.start0) + ";step0=" + num(op.step0) + ";start1=" + num(op.start1)
+             + ";step1=" + num(op.step1);
+      s += ";map=" + ex(op.map);
+      break;
+    case family::stencil:
+      s += "variant=" + op.variant;
+      if (op.variant == "pool2d")
+        s += ";reduce=" + op.reduce + ";window=" + num(op.window) + ";stride=" + num(op.stride);
+      else
+        s += ";border=" + op.border + ";map=" + ex(op.map);
+      break;
   }
   return s;
 }
@@ -303,13 +324,32 @@ std::string form(const gen_op& op, bool skel) {
 std::string canonical_form(const gen_op& op) { return form(op, false); }
 std::string composition(const gen_op& op) { return form(op, true); }
 
+std::vector<double> stencil_weights(const std::string& v) {
+  if (v == "box") return std::vector<double>(9, 1.0 / 9.0);
+  if (v == "gauss") return {1 / 16.0, 2 / 16.0, 1 / 16.0, 2 / 16.0, 4 / 16.0, 2 / 16.0, 1 / 16.0, 2 / 16.0, 1 / 16.0};
+  if (v == "cross") return {0, 0.2, 0, 0.2, 0.2, 0.2, 0, 0.2, 0};
+  if (v == "laplace4") return {0, 1, 0, 1, -4, 1, 0, 1, 0};
+  if (v == "laplace8") return {1, 1, 1, 1, -8, 1, 1, 1, 1};
+  if (v == "sharpen") return {0, -1, 0, -1, 5, -1, 0, -1, 0};
+  if (v == "sobel_x") return {-1, 0, 1, -2, 0, 2, -1, 0, 1};
+  if (v == "sobel_y") return {-1, -2, -1, 0, 0, 0, 1, 2, 1};
+  return {};
+}
+
 std::string serialize(const gen_op& op) {
+  // The layout and stencil fields only for those families: the earlier families' operator
+  // lines (the first line of their references) stay as they were.
+  std::string extra;
+  if (op.fam == family::layout || op.fam == family::stencil)
+    extra = ";perm=" + op.perm + ";border=" + op.border + ";start0=" + std::to_string(op.start0)
+            + ";step0=" + std::to_string(op.step0) + ";start1=" + std::to_string(op.start1)
+            + ";step1=" + std::to_string(op.step1);
   return std::string("fam=") + tag(op.fam) + ";inputs=" + std::to_string(op.inputs) + ";body="
          + to_text(op.body) + ";map=" + to_text(op.map) + ";reduce=" + op.reduce + ";axis=" + op.axis
          + ";source=" + op.source + ";variant=" + op.variant + ";scale=" + number(op.scale)
          + ";bias=" + (op.bias ? "1" : "0") + ";exclusive=" + (op.exclusive ? "1" : "0")
          + ";reverse=" + (op.reverse ? "1" : "0") + ";window=" + std::to_string(op.window)
-         + ";stride=" + std::to_string(op.stride);
+         + ";stride=" + std::to_string(op.stride) + extra;
 }
 
 result<gen_op> parse_op(std::string_view text) {
@@ -359,6 +399,12 @@ result<gen_op> parse_op(std::string_view text) {
     else if (key == "reverse") op.reverse = val == "1";
     else if (key == "window") ok = to_int(op.window);
     else if (key == "stride") ok = to_int(op.stride);
+    else if (key == "perm") op.perm = val;
+    else if (key == "border") op.border = val;
+    else if (key == "start0") ok = to_int(op.start0);
+    else if (key == "step0") ok = to_int(op.step0);
+    else if (key == "start1") ok = to_int(op.start1);
+    else if (key == "step1") ok = to_int(op.step1);
     else
       return make_error("operator \"" + std::string(text) + "\": unknown key '" + key + "'");
     if (!ok)

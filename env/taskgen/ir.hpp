@@ -1,8 +1,9 @@
 // The operator IR of the generated task families: a small, pure description of one operator
 // (an elementwise expression, a reduction by axis, a broadcast, a softmax-like row/column program,
-// a scan, a 1-D pooling, a matmul with a fused epilogue). From one `gen_op` the generator renders
-// the task (prose, signature, args, sizes, tolerances, a CUDA reference) and policy/gen_oracle
-// computes the same operator with LibTorch. Values only: no I/O, no LibTorch, no CAF; any thread.
+// a scan, a 1-D pooling, a matmul with a fused epilogue, a layout change (transpose, permute,
+// gather by index, slice, concat), a 2-D stencil or 2-D pooling). From one `gen_op` the generator
+// renders the task (prose, signature, args, sizes, tolerances, a CUDA reference) and
+// policy/gen_oracle computes the same operator with LibTorch. Values only: no I/O, no LibTorch, no CAF; any thread.
 #pragma once
 
 #include "common/result.hpp"
@@ -31,7 +32,7 @@ struct expr {
 };
 
 // The generated families. Each names a tag used in task names (gen_<tag>_...).
-enum class family { ew, red, bcast, softmax, scan, pool, matmul };
+enum class family { ew, red, bcast, softmax, scan, pool, matmul, layout, stencil };
 const std::vector<family>& all_families();
 const char* tag(family f);
 result<family> parse_family(std::string_view tag);
@@ -49,6 +50,18 @@ result<family> parse_family(std::string_view tag);
 //           reduce sum (inclusive, or exclusive when exclusive), max or min
 //   pool    C x L input, windows of `window` with `stride`: reduce max min avg sum l2 linf
 //   matmul  out[m, n] = body(acc = sum_k A[m, k] B[k, n], bias = bias[n])
+//   layout  y = map(v = the moved element), variant:
+//           transpose    rows x cols -> cols x rows
+//           permute      A x B x C -> the axes in `perm` order (y = x.permute(perm), e.g. "201")
+//           gather_rows  out[i, j] = x[idx[i], j] (idx: n int32 row indices)
+//           gather_cols  out[r, i] = x[r, idx[i]] (idx: n int32 column indices)
+//           slice        y[i, j] = x[start0 + step0 * i, start1 + step1 * j]
+//           concat       a and b joined along axis (row: stacked, col: side by side)
+//   stencil C x H x W planes, variant:
+//           box gauss cross laplace4 laplace8 sharpen sobel_x sobel_y: a 3x3 stencil v, then
+//             y = map(v); border zero clamp mirror (same shape) or valid (H-2 x W-2)
+//           pool2d       k x k windows (`window`) with `stride`, no padding: reduce max min avg
+//                        sum l2 linf
 struct gen_op {
   family fam = family::ew;
   int inputs = 1;           // ew
@@ -62,8 +75,15 @@ struct gen_op {
   bool bias = false;        // softmax
   bool exclusive = false;   // scan
   bool reverse = false;     // scan
-  int window = 0, stride = 0; // pool
+  int window = 0, stride = 0; // pool, stencil pool2d
+  std::string perm;           // layout permute: the source axis of each output axis, "201"
+  std::string border;         // stencil: zero clamp mirror valid
+  int start0 = 0, step0 = 1, start1 = 0, step1 = 1; // layout slice (rows, columns)
 };
+
+// The 3x3 weights of a stencil variant (row-major: w[(a + 1) * 3 + (b + 1)] multiplies the
+// neighbour a rows down and b columns right); empty for an unknown variant.
+std::vector<double> stencil_weights(const std::string& variant);
 
 // ---- expressions ----
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace leap;
@@ -31,7 +32,10 @@ std::vector<double> oracle(const env::task_spec& spec, const gen_op& op, const e
     auto n = static_cast<std::size_t>(spec.elements(i, sizes));
     if (a.role == env::arg_role::input) {
       auto& v = inputs.at(a.p.name);
-      b.f32.assign(v.begin(), v.end());
+      if (b.is_int)
+        b.i32.assign(v.begin(), v.end());
+      else
+        b.f32.assign(v.begin(), v.end());
       c.inputs[a.p.name] = b;
     } else {
       out_name = a.p.name;
@@ -58,6 +62,7 @@ TEST(GenOracle, AgreesWithTheGeneratorsEvaluationOnEveryFamily) {
   ASSERT_TRUE(suite.ok()) << suite.message();
   std::mt19937 gen(5);
   int checked = 0;
+  std::map<std::string, int> per_family;
   for (auto& t : *suite) {
     // small sizes of the same shape family: the task's odd size set, scaled down
     env::size_set sz = t.spec.sizes[1];
@@ -72,9 +77,10 @@ TEST(GenOracle, AgreesWithTheGeneratorsEvaluationOnEveryFamily) {
       if (a.role != env::arg_role::input)
         continue;
       std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
+      std::uniform_int_distribution<int> ui(static_cast<int>(a.init.a), static_cast<int>(a.init.b)); // gather indices
       auto& v = in[a.p.name];
       for (long long j = 0; j < t.spec.elements(i, sz); ++j)
-        v.push_back(u(gen));
+        v.push_back(a.p.kind == env::scalar_kind::i32 ? ui(gen) : u(gen));
     }
     auto want = evaluate(t.op, sz, in);
     auto got = oracle(t.spec, t.op, sz, in);
@@ -85,8 +91,11 @@ TEST(GenOracle, AgreesWithTheGeneratorsEvaluationOnEveryFamily) {
           << t.name << " (" << canonical_form(t.op) << ") at " << i << ": oracle " << got[i] << ", generator " << w;
     }
     ++checked;
+    ++per_family[tag(t.op.fam)];
   }
   EXPECT_EQ(checked, 84);
+  for (auto f : all_families())
+    EXPECT_GE(per_family[tag(f)], 7) << tag(f);
 }
 
 TEST(GenOracle, HandCheckedCases) {
@@ -127,6 +136,34 @@ TEST(GenOracle, HandCheckedCases) {
   s.outputs["y"].f32.resize(3);
   ASSERT_TRUE(policy::run_generated_oracle(sc, s).ok());
   EXPECT_EQ(s.outputs["y"].f32, (std::vector<float>{5, 3, 0}));
+  // layout: gather rows 1, 1, 0 of a 2 x 2 matrix [[1, 2], [3, 4]]
+  gen_op gr;
+  gr.fam = family::layout;
+  gr.variant = "gather_rows";
+  policy::oracle_case g;
+  g.ints = {{"rows", 2}, {"cols", 2}, {"n", 3}};
+  g.inputs["x"].f32 = {1, 2, 3, 4};
+  g.inputs["idx"].is_int = true;
+  g.inputs["idx"].i32 = {1, 1, 0};
+  g.outputs["out"].f32.resize(6);
+  ASSERT_TRUE(policy::run_generated_oracle(gr, g).ok());
+  EXPECT_EQ(g.outputs["out"].f32, (std::vector<float>{3, 4, 3, 4, 1, 2}));
+  // an index outside [0, rows) is an error value
+  g.inputs["idx"].i32 = {1, 2, 0};
+  EXPECT_FALSE(policy::run_generated_oracle(gr, g).ok());
+  // stencil: 4-neighbour Laplacian of a 3 x 3 image 0..8 with reflect padding (row -1 reads
+  // row 1): corners 8 and -8 (as the generator's evaluation, taskgen_test)
+  gen_op lp;
+  lp.fam = family::stencil;
+  lp.variant = "laplace4";
+  lp.border = "mirror";
+  policy::oracle_case st;
+  st.ints = {{"C", 1}, {"H", 3}, {"W", 3}};
+  st.inputs["x"].f32 = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  st.outputs["y"].f32.resize(9);
+  ASSERT_TRUE(policy::run_generated_oracle(lp, st).ok());
+  EXPECT_EQ(st.outputs["y"].f32[0], 8.0f);
+  EXPECT_EQ(st.outputs["y"].f32[8], -8.0f);
   // a missing buffer is an error value, not an exception
   policy::oracle_case bad;
   bad.ints["n"] = 2;

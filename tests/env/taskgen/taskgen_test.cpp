@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -253,4 +254,134 @@ TEST(TaskgenSplits, NoGeneratedTaskIsABundledEvalOperator) {
   for (auto& t : *suite)
     if (t.split == env::task_split::eval)
       EXPECT_TRUE(covered.count(t.name)) << t.name << " is an eval task the generator does not know";
+}
+
+// Issue 35: the layout family (transpose, 3-D permute, row and column gathers by an int32 index
+// array, strided slices, concatenation) and the stencil family (3x3 stencils under four border
+// rules, 2-D pooling) are generated with every variant, in the suite's format.
+TEST(TaskgenFamilies, LayoutAndStencilGenerateEveryVariant) {
+  std::map<std::string, int> layout, stencil, borders;
+  for (auto& t : big_suite()) {
+    if (t.op.fam == family::layout)
+      ++layout[t.op.variant];
+    if (t.op.fam == family::stencil) {
+      ++stencil[t.op.variant == "pool2d" ? "pool2d" : "3x3"];
+      if (t.op.variant != "pool2d")
+        ++borders[t.op.border];
+    }
+  }
+  for (auto v : {"transpose", "permute", "gather_rows", "gather_cols", "slice", "concat"})
+    EXPECT_GE(layout[v], 3) << v;
+  EXPECT_GE(stencil["pool2d"], 10);
+  EXPECT_GE(stencil["3x3"], 10);
+  for (auto b : {"zero", "clamp", "mirror", "valid"})
+    EXPECT_GE(borders[b], 3) << b;
+  for (auto& [v, n] : layout)
+    std::printf("[ layout  ] %-12s %d\n", v.c_str(), n);
+  for (auto& [v, n] : stencil)
+    std::printf("[ stencil ] %-12s %d\n", v.c_str(), n);
+  // The gathers take their indices as an int32 array whose values lie inside the gathered axis
+  // in every size set.
+  for (auto& t : big_suite()) {
+    if (t.op.fam != family::layout || t.op.variant.rfind("gather", 0) != 0)
+      continue;
+    const auto& s = t.spec;
+    ASSERT_EQ(s.args[1].p.name, "idx") << t.name;
+    EXPECT_EQ(s.args[1].p.kind, env::scalar_kind::i32) << t.name;
+    EXPECT_EQ(s.args[1].init.kind, env::init_dist::randint) << t.name;
+    for (auto& ss : s.sizes)
+      EXPECT_LT(s.args[1].init.b, ss.at(t.op.variant == "gather_rows" ? "rows" : "cols")) << t.name;
+    EXPECT_EQ(s.category, env::task_category::indexing) << t.name;
+  }
+}
+
+TEST(TaskgenFamilies, NewFamiliesAreStableByNameUnderASeed) {
+  gen_options o;
+  o.seed = 11;
+  o.train = 27; // three of each of the nine families
+  o.eval_compositions = 9;
+  auto a = generate_suite(o);
+  ASSERT_TRUE(a.ok()) << a.message();
+  int checked = 0;
+  for (auto& t : *a) {
+    if (t.op.fam != family::layout && t.op.fam != family::stencil)
+      continue;
+    auto one = generate_task(11, t.name);
+    ASSERT_TRUE(one.ok()) << one.message();
+    EXPECT_EQ(one->toml, t.toml) << t.name;
+    EXPECT_EQ(one->reference, t.reference) << t.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  EXPECT_TRUE(generate_task(11, "gen_layout_t00002").ok());
+  EXPECT_TRUE(generate_task(11, "gen_stencil_t00002").ok());
+}
+
+// The generator's own evaluation (the tolerance check's ground truth, and what the oracle test
+// compares LibTorch with) on hand-checked cases.
+TEST(TaskgenFamilies, HandCheckedLayoutAndStencilCases) {
+  auto v = expr::v("v");
+  // slice x[1::2, ::3] of a 4 x 5 matrix 0..19: rows 1, 3 and columns 0, 3
+  gen_op sl;
+  sl.fam = family::layout;
+  sl.variant = "slice";
+  sl.start0 = 1;
+  sl.step0 = 2;
+  sl.step1 = 3;
+  std::vector<double> x20;
+  for (int i = 0; i < 20; ++i)
+    x20.push_back(i);
+  EXPECT_EQ(evaluate(sl, {{"rows", 4}, {"cols", 5}}, {{"x", x20}}), (std::vector<double>{5, 8, 15, 18}));
+  // permute "201" of a 2 x 2 x 3 tensor: y[k, i, j] = x[i, j, k]
+  gen_op pm;
+  pm.fam = family::layout;
+  pm.variant = "permute";
+  pm.perm = "201";
+  std::vector<double> x12(x20.begin(), x20.begin() + 12);
+  EXPECT_EQ(evaluate(pm, {{"A", 2}, {"B", 2}, {"C", 3}}, {{"x", x12}}),
+            (std::vector<double>{0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11}));
+  // gather columns 2, 0, 2 of a 2 x 3 matrix, squared
+  gen_op gc;
+  gc.fam = family::layout;
+  gc.variant = "gather_cols";
+  gc.map = expr::f("square", {v});
+  EXPECT_EQ(evaluate(gc, {{"rows", 2}, {"cols", 3}, {"n", 3}}, {{"x", {1, 2, 3, 4, 5, 6}}, {"idx", {2, 0, 2}}}),
+            (std::vector<double>{9, 1, 9, 36, 16, 36}));
+  // 4-neighbour Laplacian of a 1 x 3 x 3 image 0..8 at its centre and corners, per border rule
+  gen_op lp;
+  lp.fam = family::stencil;
+  lp.variant = "laplace4";
+  std::vector<double> x9(x20.begin(), x20.begin() + 9);
+  env::size_set s33{{"C", 1}, {"H", 3}, {"W", 3}};
+  lp.border = "valid";
+  EXPECT_EQ(evaluate(lp, s33, {{"x", x9}}), (std::vector<double>{0})); // 1 + 3 + 5 + 7 - 16
+  lp.border = "zero";
+  auto z = evaluate(lp, s33, {{"x", x9}});
+  ASSERT_EQ(z.size(), 9u);
+  EXPECT_EQ(z[0], 4);  // 1 + 3 - 0 (outside neighbours 0)
+  EXPECT_EQ(z[8], -20); // 5 + 7 - 32
+  lp.border = "clamp";
+  auto c = evaluate(lp, s33, {{"x", x9}});
+  EXPECT_EQ(c[0], 4);  // 0 + 0 + 1 + 3 - 0: up and left read x[0, 0]
+  EXPECT_EQ(c[8], -4); // 5 + 7 + 8 + 8 - 32
+  lp.border = "mirror";
+  auto m = evaluate(lp, s33, {{"x", x9}});
+  EXPECT_EQ(m[0], 8);  // up reads row 1 (3), left reads column 1 (1): 3 + 3 + 1 + 1
+  EXPECT_EQ(m[8], -8); // 5 + 5 + 7 + 7 - 32
+  // 2-D pooling: 2 x 2 windows, stride 2, sum over a 1 x 2 x 4 image
+  gen_op pl;
+  pl.fam = family::stencil;
+  pl.variant = "pool2d";
+  pl.reduce = "sum";
+  pl.window = 2;
+  pl.stride = 2;
+  EXPECT_EQ(evaluate(pl, {{"C", 1}, {"H", 2}, {"W", 4}}, {{"x", {1, 2, 3, 4, 5, 6, 7, 8}}}), (std::vector<double>{14, 22}));
+  // The IR round-trips the new fields.
+  auto back = parse_op(serialize(sl));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(canonical_form(*back), canonical_form(sl));
+  EXPECT_EQ(composition(sl), "layout;variant=slice;start0=#;step0=#;start1=#;step1=#;map=v");
+  back = parse_op(serialize(lp));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(canonical_form(*back), canonical_form(lp));
 }
