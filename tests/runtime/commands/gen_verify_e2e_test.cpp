@@ -2,10 +2,12 @@
 // against the CUDA-on-CPU emulation, the reference run, and the comparison with the generated
 // families' LibTorch oracle. A sample: one train task of every family, one held-out instance and
 // one held-out composition (the whole generated suite is the long run: leap --set
-// environment.generated_tasks=N tasks verify). Also: the suite hash covers the generated tasks,
-// and a generated task resolves by name in `leap check` and `leap tasks show`.
+// environment.generated_tasks=N tasks verify), and one task of every layout and stencil variant.
+// Also: the suite hash covers the generated tasks, and a generated task resolves by name in
+// `leap check` and `leap tasks show`.
 #include "common/strings.hpp"
 #include "env/process.hpp"
+#include "env/taskgen/generator.hpp"
 #include "runtime/commands/verify.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -15,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 using namespace leap;
 using namespace leap::runtime;
@@ -35,7 +38,7 @@ config::leap_config test_config() {
 
 TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
   auto cfg = test_config();
-  cfg.environment.generated_tasks = 7;      // one per family (round-robin)
+  cfg.environment.generated_tasks = 9;      // one per family (round-robin)
   cfg.environment.generated_eval_tasks = 1; // one held-out instance, one held-out composition
   auto made = make_services(cfg);
   ASSERT_TRUE(made.ok()) << made.message();
@@ -44,7 +47,9 @@ TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
   for (auto& [name, t] : *svc.tasks)
     if (name.rfind("gen_", 0) == 0)
       names.push_back(name);
-  ASSERT_EQ(names.size(), 9u);
+  ASSERT_EQ(names.size(), 11u);
+  EXPECT_TRUE(svc.tasks->count("gen_layout_t00000"));
+  EXPECT_TRUE(svc.tasks->count("gen_stencil_t00000"));
   auto ev = evaluator::create(svc);
   ASSERT_TRUE(ev.ok()) << ev.message();
   auto t0 = std::chrono::steady_clock::now();
@@ -57,6 +62,43 @@ TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
                 r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
   }
   std::printf("[ generated ] %zu tasks verified in %.1f s\n", rows.size(), secs);
+}
+
+// Issue 35: the layout and stencil families through the real pipeline, one task of every layout
+// variant (transpose, permute, row and column gathers with int32 indices, slice, concat) and of
+// every stencil border rule plus a 2-D pooling, each agreeing with LibTorch and failing the
+// degenerate answers (all zeros, the poison, a copy of an input).
+TEST(GenVerifyE2E, LayoutAndStencilVariantsMatchLibTorch) {
+  auto cfg = test_config();
+  cfg.environment.generated_tasks = 180; // 20 per family: every variant appears
+  auto made = make_services(cfg);
+  ASSERT_TRUE(made.ok()) << made.message();
+  auto& svc = **made;
+  std::map<std::string, std::string> pick; // variant -> first task
+  for (auto& [name, t] : *svc.tasks) {
+    auto op = taskgen::op_of_reference(t.reference_source);
+    if (!op || (op->fam != taskgen::family::layout && op->fam != taskgen::family::stencil))
+      continue;
+    std::string key = op->fam == taskgen::family::layout ? op->variant
+                      : op->variant == "pool2d"            ? "pool2d"
+                                                           : "border " + op->border;
+    pick.emplace(key, name);
+  }
+  for (auto key : {"transpose", "permute", "gather_rows", "gather_cols", "slice", "concat", "pool2d",
+                   "border zero", "border clamp", "border mirror", "border valid"})
+    EXPECT_TRUE(pick.count(key)) << key;
+  std::vector<std::string> names;
+  for (auto& [key, name] : pick)
+    names.push_back(name);
+  auto ev = evaluator::create(svc);
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  auto rows = verify_tasks(svc, **ev, names);
+  ASSERT_EQ(rows.size(), names.size());
+  for (auto& r : rows) {
+    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
+    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
+                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
+  }
 }
 
 TEST(GenVerifyE2E, SuiteHashCoversGeneratedTasks) {
