@@ -11,7 +11,7 @@ namespace leap {
 bool tune_allocator_for_tensors() {
 #if defined(__GLIBC__)
   constexpr int one_gib = 1 << 30;
-  bool ok = mallopt(M_MMAP_THRESHOLD, one_gib) == 1;
+  bool ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold_bytes) == 1;
   ok = mallopt(M_TRIM_THRESHOLD, one_gib) == 1 && ok;
   ok = mallopt(M_TOP_PAD, 256 << 20) == 1 && ok;
   return ok;
