@@ -1,7 +1,7 @@
 #include "actors/env_service.hpp"
 
 #include "actors/group_scoring.hpp"
-#include "actors/reference_cache.hpp"
+#include "actors/rollout_driver.hpp"
 #include "actors/edit_answer.hpp"
 #include "actors/verdicts.hpp"
 #include "common/prometheus.hpp"
@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <map>
 #include <optional>
 #include <random>
@@ -26,33 +25,25 @@ using algo::rollout_action;
 using clock_type = std::chrono::steady_clock;
 using group_promise = caf::typed_response_promise<msg::group_answer>;
 
-// What the rollout does not keep of one attempt.
+// What the rollout does not keep of one attempt (the driver keeps its jobs and build).
 struct served_attempt {
   std::vector<std::optional<env::verdict>> verdicts; // per turn, once judged
   std::vector<std::int64_t> tokens;                  // per turn, as the client said
-  std::uint64_t job = 0;                             // compile or execute job in flight
-  attempt_phase job_stage = attempt_phase::compiling;
-  std::string build;                                 // the built candidate's content address
   std::vector<group_promise> waiting;                // turn calls waiting for this turn's end
 };
 
+// A group of the service: its client-facing name and what the client waits for; the rollout
+// itself is the driver's, under the group's number.
 struct served_group {
-  std::string id;
-  const env::task_spec* task = nullptr;
-  algo::rollout r;
+  std::string name;                   // 128 random bits, what the client names it by
   std::vector<served_attempt> att;
   std::vector<group_promise> opening; // the group call, until every turn-1 verdict is in
   clock_type::time_point touched = clock_type::now();
   std::optional<msg::scored_group> scores;
-  served_group(const algo::rollout_config& c) : r(c), att(static_cast<std::size_t>(c.group_size)) {}
 };
 
-struct pending_check {
-  std::string task;
-  std::optional<msg::compile_reply> cand;
-  std::optional<result<std::string>> ref;
-  caf::typed_response_promise<msg::check_answer> rp;
-};
+// A single check: a one-attempt, one-turn rollout of the driver.
+using check_promise = caf::typed_response_promise<msg::check_answer>;
 
 msg::attempt_state state_of(const algo::rollout_attempt& at) {
   if (at.end != algo::attempt_end::none)
@@ -78,16 +69,16 @@ struct service_state {
   std::shared_ptr<const task_catalog> tasks;
   msg::compiler_pool_actor comp;
   msg::executor_pool_actor exec;
-  std::map<std::string, served_group> groups;
-  std::map<std::uint64_t, pending_check> checks;
-  reference_cache refs;
+  std::map<std::uint64_t, served_group> groups;   // by the driver's number
+  std::map<std::string, std::uint64_t> names;     // a group's name -> its number
+  std::map<std::uint64_t, check_promise> checks;  // by the driver's number
+  std::unique_ptr<rollout_driver> driver;
   std::uint64_t next_id = 1;
   std::uint32_t compile_jobs = 0, exec_jobs = 0;
   std::uint64_t expired = 0;
   double mean_compile = 0.5, mean_exec = 0.5; // seconds per job, smoothed (retry-after)
 
   std::string render(const caf::error& e) { return msg::error_text(e, self->system()); }
-
   // --- back-pressure ---
   std::uint32_t waiting() const {
     auto beyond = [](std::uint32_t jobs, int workers) {
@@ -143,57 +134,89 @@ struct service_state {
 
   // --- jobs (every compile and execute goes through these: counted for back-pressure) ---
   // One job of a pool, counted in `in_flight` until its reply or error.
-  template <class Reply, class Pool, class Atom, class Request, class Ok, class Failed>
+  template <class Reply, class Pool, class Atom, class Request>
   void job(const Pool& pool, std::uint32_t& in_flight, std::chrono::milliseconds timeout,
-           Atom atom, Request req, Ok ok, Failed failed) {
+           Atom atom, Request req, job_port::done_fn<Reply> done) {
     ++in_flight;
     self->request(pool, timeout, atom, std::move(req))
       .then(
-        [&in_flight, ok](Reply& r) mutable {
+        [&in_flight, done](Reply& r) mutable {
           --in_flight;
-          ok(r);
+          done(std::move(r));
         },
-        [this, &in_flight, failed](caf::error& e) mutable {
+        [this, &in_flight, done](caf::error& e) mutable {
           --in_flight;
-          failed(render(e));
+          done(make_error(render(e)));
         });
   }
-  template <class Ok, class Failed>
-  void compile_job(msg::compile_request req, Ok ok, Failed failed) {
-    job<msg::compile_reply>(
-      comp, compile_jobs, opts.compile_timeout, msg::compile_atom_v, std::move(req),
-      [this, ok](msg::compile_reply& r) mutable {
-        record_build(r);
-        ok(r);
-      },
-      std::move(failed));
-  }
-  template <class Ok, class Failed>
-  void exec_job(msg::exec_request req, Ok ok, Failed failed) {
-    job<msg::exec_reply>(exec, exec_jobs, opts.exec_timeout, msg::exec_atom_v, std::move(req),
-                         std::move(ok), std::move(failed));
-  }
 
-  void with_reference(const std::string& task, reference_cache::callback cb) {
-    if (!refs.request(task, std::move(cb)))
-      return;
-    msg::compile_request req{next_id++, task, tasks->at(task).reference_source, opts.backend, true};
-    compile_job(
-      std::move(req),
-      [this, task](msg::compile_reply& r) {
-        refs.build_answered(task, r.status, r.key, r.diagnostics);
-      },
-      [this, task](const std::string& why) { refs.build_lost(task, why); });
+  void init() {
+    rollout_driver_options o;
+    o.backend = opts.backend;
+    o.older_groups_first = false; // checks and every client's groups: first come, first served
+    job_port port;
+    port.compile = [this](std::uint64_t, int, msg::compile_request req,
+                          job_port::done_fn<msg::compile_reply> done) {
+      job<msg::compile_reply>(comp, compile_jobs, opts.compile_timeout, msg::compile_atom_v,
+                              std::move(req),
+                              job_port::done_fn<msg::compile_reply>(
+                                [this, done](result<msg::compile_reply> r) {
+                                  if (r)
+                                    record_build(*r);
+                                  done(std::move(r));
+                                }));
+    };
+    port.execute = [this](std::uint64_t, int, msg::exec_request req,
+                          job_port::done_fn<msg::exec_reply> done) {
+      job<msg::exec_reply>(exec, exec_jobs, opts.exec_timeout, msg::exec_atom_v, std::move(req),
+                           std::move(done));
+    };
+    port.cancel = [this](attempt_phase where, std::uint64_t id) {
+      if (where == attempt_phase::compiling)
+        self->send(comp, msg::cancel_atom_v, id);
+      else
+        self->send(exec, msg::cancel_atom_v, id);
+    };
+    driver_events ev;
+    ev.judged = [this](std::uint64_t id, int a, const env::verdict& v, const msg::exec_reply* run) {
+      record_verdict(v);
+      if (auto c = checks.find(id); c != checks.end()) {
+        msg::check_answer ans;
+        ans.status = msg::serve_status::ok;
+        ans.v = v;
+        if (run) {
+          ans.kept_dir = run->kept_dir;
+          ans.seed = run->seed;
+        }
+        c->second.deliver(std::move(ans));
+        checks.erase(c);
+        return driver->close(id);
+      }
+      groups.at(id).att[static_cast<std::size_t>(a)].verdicts.back() = v;
+    };
+    ev.dropped = [this](std::uint64_t id, int, const std::string& why) {
+      if (auto c = checks.find(id); c != checks.end()) {
+        c->second.deliver(refusal<msg::check_answer>(msg::serve_status::failed, why));
+        checks.erase(c);
+        return driver->close(id);
+      }
+      std::fprintf(stderr, "leap serve: an attempt at '%s' was dropped: %s\n",
+                   driver->task(id).name.c_str(), why.c_str());
+    };
+    ev.finished = [this](std::uint64_t id) { score(id); };
+    ev.settled = [this](std::uint64_t id) { settle(id); };
+    driver = std::make_unique<rollout_driver>(o, std::move(port), std::move(ev));
   }
 
   // --- a check ---
-  void check(msg::check_call& call, caf::typed_response_promise<msg::check_answer> rp) {
-    if (!tasks->count(call.task)) {
+  void check(msg::check_call& call, check_promise rp) {
+    auto t = tasks->find(call.task);
+    if (t == tasks->end()) {
       rp.deliver(refusal<msg::check_answer>(msg::serve_status::not_found,
                                             "unknown task '" + call.task + "' (field task)"));
       return;
     }
-    if (!call.s.has_code) {
+    if (!call.s.has_code && !call.reference) {
       auto v = no_code_verdict(call.task, opts.backend, call.s.no_code_reason);
       record_verdict(v);
       msg::check_answer a;
@@ -206,73 +229,19 @@ struct service_state {
       rp.deliver(refusal<msg::check_answer>(msg::serve_status::busy, busy_text()));
       return;
     }
+    algo::rollout_config one;
+    one.group_size = 1;
+    one.max_turns = 1;
+    driven_group_options go;
+    go.dump_inputs = call.dump_inputs;
+    go.candidate_is_reference = call.reference;
     auto id = next_id++;
-    checks.emplace(id, pending_check{call.task, std::nullopt, std::nullopt, rp});
-    compile_job(
-      msg::compile_request{id, call.task, std::move(call.s.code), opts.backend, false},
-      [this, id](msg::compile_reply& r) {
-        if (auto it = checks.find(id); it != checks.end()) {
-          it->second.cand = std::move(r);
-          check_step(id);
-        }
-      },
-      [this, id](const std::string& why) { check_failed(id, "compiler pool: " + why); });
-    with_reference(call.task, [this, id](const result<std::string>& ref) {
-      if (auto it = checks.find(id); it != checks.end()) {
-        it->second.ref = ref;
-        check_step(id);
-      }
-    });
-  }
-
-  void check_failed(std::uint64_t id, const std::string& why) {
-    auto it = checks.find(id);
-    if (it == checks.end())
-      return;
-    it->second.rp.deliver(refusal<msg::check_answer>(msg::serve_status::failed, why));
-    checks.erase(it);
-  }
-
-  void check_answered(std::uint64_t id, env::verdict v) {
-    auto it = checks.find(id);
-    if (it == checks.end())
-      return;
-    record_verdict(v);
-    msg::check_answer a;
-    a.status = msg::serve_status::ok;
-    a.v = std::move(v);
-    it->second.rp.deliver(std::move(a));
-    checks.erase(it);
-  }
-
-  // Both builds known: a verdict from the build, or a run.
-  void check_step(std::uint64_t id) {
-    auto& c = checks.at(id);
-    if (!c.cand || !c.ref)
-      return;
-    if (!*c.ref)
-      return check_failed(id, c.ref->message());
-    const auto& task = tasks->at(c.task);
-    if (c.cand->status != env::build_status::ok) {
-      auto v = verdict_from_build(*c.cand, task, opts.backend);
-      if (!v)
-        return check_failed(id, "compiling '" + c.task + "' gave no verdict ("
-                                  + env::to_string(c.cand->status) + "): " + c.cand->diagnostics);
-      return check_answered(id, std::move(*v));
-    }
-    msg::exec_request req{next_id++, c.task, opts.backend, c.cand->key, **c.ref, false};
-    exec_job(
-      std::move(req),
-      [this, id](msg::exec_reply& r) {
-        auto it = checks.find(id);
-        if (it == checks.end())
-          return;
-        r.v.compile_seconds = it->second.cand->seconds;
-        r.v.compile_stages = it->second.cand->stages;
-        r.v.cached = it->second.cand->cached;
-        check_answered(id, std::move(r.v));
-      },
-      [this, id](const std::string& why) { check_failed(id, "executor pool: " + why); });
+    checks.emplace(id, rp);
+    driver->open(id, one, t->second, go);
+    auto& r = driver->rollout(id);
+    (void)r.start(); // one generate action: the call's code is the sample
+    auto code = call.reference ? t->second.reference_source : std::move(call.s.code);
+    driver->perform(id, r.sampled(0, std::move(code), 0));
   }
 
   // --- groups ---
@@ -291,45 +260,54 @@ struct service_state {
                                    + " groups are open (serve.max_groups); finish or let some expire"));
     auto cfg = opts.rollout;
     cfg.group_size = static_cast<int>(call.attempts.size());
-    auto id = random_id();
-    auto& g = groups.emplace(id, served_group(cfg)).first->second;
-    g.id = id;
-    g.task = &tasks->at(call.task);
+    auto id = next_id++;
+    auto& g = groups[id];
+    g.name = random_id();
+    g.att.resize(call.attempts.size());
     g.opening.push_back(rp);
-    auto acts = g.r.start(); // one generate action: the client's submissions are its samples
-    (void)acts;
+    names[g.name] = id;
+    driver->open(id, cfg, tasks->at(call.task));
+    auto& r = driver->rollout(id);
+    (void)r.start(); // one generate action: the client's submissions are its samples
     std::vector<rollout_action> more;
     for (int a = 0; a < cfg.group_size; ++a)
-      append(more, submit(g, a, std::move(call.attempts[static_cast<std::size_t>(a)])));
-    perform(id, std::move(more));
+      append(more, submit(id, a, std::move(call.attempts[static_cast<std::size_t>(a)])));
+    driver->perform(id, std::move(more));
   }
 
   // The attempt's next turn arrived: the rollout's sampled event.
-  std::vector<rollout_action> submit(served_group& g, int a, msg::submission s) {
-    auto& io = g.att[static_cast<std::size_t>(a)];
+  std::vector<rollout_action> submit(std::uint64_t id, int a, msg::submission s) {
+    auto& r = driver->rollout(id);
+    auto& io = groups.at(id).att[static_cast<std::size_t>(a)];
     io.tokens.push_back(s.tokens);
     io.verdicts.emplace_back();
     if (!s.edit.empty()) { // SEARCH/REPLACE edits of the latest code (edit_answer.hpp)
-      if (auto applied = apply_edit_answer(g.r.attempt(a).turns, s.edit)) {
+      if (auto applied = apply_edit_answer(r.attempt(a).turns, s.edit)) {
         if (*applied)
-          return g.r.sampled(a, std::move(**applied), s.tokens);
+          return r.sampled(a, std::move(**applied), s.tokens);
         s.no_code_reason = applied->message();
       }
     }
     if (s.has_code)
-      return g.r.sampled(a, std::move(s.code), s.tokens);
-    auto v = no_code_verdict(g.task->name, opts.backend, s.no_code_reason);
+      return r.sampled(a, std::move(s.code), s.tokens);
+    auto v = no_code_verdict(driver->task(id).name, opts.backend, s.no_code_reason);
     record_verdict(v);
     io.verdicts.back() = v;
-    return g.r.sampled_without_code(a, s.tokens, v.feedback);
+    return r.sampled_without_code(a, s.tokens, v.feedback);
+  }
+
+  // The number of the group the client names; 0 when there is none.
+  std::uint64_t number_of(const std::string& name) const {
+    auto it = names.find(name);
+    return it == names.end() ? 0 : it->second;
   }
 
   void turn(msg::turn_call& call, group_promise rp) {
-    auto it = groups.find(call.group);
-    if (it == groups.end())
+    auto id = number_of(call.group);
+    if (id == 0)
       return (void)rp.deliver(refusal<msg::group_answer>(
         msg::serve_status::not_found, "no group '" + call.group + "' (never opened, or expired)"));
-    auto& g = it->second;
+    auto& g = groups.at(id);
     g.touched = clock_type::now();
     const int n = static_cast<int>(g.att.size());
     if (call.attempt < 0 || call.attempt >= n)
@@ -337,7 +315,7 @@ struct service_state {
         msg::serve_status::bad_request,
         "field attempt: " + std::to_string(call.attempt) + " is not in [0, " + std::to_string(n)
           + ")"));
-    const auto& at = g.r.attempt(call.attempt);
+    const auto& at = driver->rollout(id).attempt(call.attempt);
     const int sent = static_cast<int>(at.turns.size());
     auto& io = g.att[static_cast<std::size_t>(call.attempt)];
     if (call.turn >= 1 && call.turn <= sent) {
@@ -345,7 +323,7 @@ struct service_state {
       if (call.turn == sent && state_of(at) == msg::attempt_state::running)
         io.waiting.push_back(rp);
       else
-        rp.deliver(answer(g));
+        rp.deliver(answer(id));
       return;
     }
     if (state_of(at) != msg::attempt_state::awaiting_turn)
@@ -363,155 +341,33 @@ struct service_state {
     if (busy())
       return (void)rp.deliver(refusal<msg::group_answer>(msg::serve_status::busy, busy_text()));
     io.waiting.push_back(rp);
-    perform(g.id, submit(g, call.attempt, std::move(call.s)));
+    driver->perform(id, submit(id, call.attempt, std::move(call.s)));
   }
 
-  void view(const std::string& id, group_promise rp) {
-    auto it = groups.find(id);
-    if (it == groups.end())
+  void view(const std::string& name, group_promise rp) {
+    auto id = number_of(name);
+    if (id == 0)
       return (void)rp.deliver(refusal<msg::group_answer>(
-        msg::serve_status::not_found, "no group '" + id + "' (never opened, or expired)"));
-    it->second.touched = clock_type::now();
-    rp.deliver(answer(it->second));
+        msg::serve_status::not_found, "no group '" + name + "' (never opened, or expired)"));
+    groups.at(id).touched = clock_type::now();
+    rp.deliver(answer(id));
   }
 
   static void append(std::vector<rollout_action>& to, std::vector<rollout_action> more) {
     to.insert(to.end(), more.begin(), more.end());
   }
 
-  served_group* find(const std::string& id) {
-    auto it = groups.find(id);
-    return it == groups.end() ? nullptr : &it->second;
-  }
-
-  served_group* awaiting(const std::string& id, int a, attempt_phase ph) {
-    auto* g = find(id);
-    if (!g)
-      return nullptr;
-    const auto& at = g->r.attempt(a);
-    return at.end == algo::attempt_end::none && at.phase == ph ? g : nullptr;
-  }
-
-  // Carries out the rollout's actions; then answers whoever waits for what is now settled.
-  void perform(const std::string& id, std::vector<rollout_action> acts) {
-    std::deque<rollout_action> queue(acts.begin(), acts.end());
-    while (!queue.empty()) {
-      auto* g = find(id);
-      if (!g)
-        return;
-      auto act = std::move(queue.front());
-      queue.pop_front();
-      switch (act.what) {
-        case rollout_action::kind::generate: break; // the client sends the turn
-        case rollout_action::kind::compile: compile(id, act.attempts.at(0)); break;
-        case rollout_action::kind::execute: execute(id, act.attempts.at(0)); break;
-        case rollout_action::kind::cancel: cancel(*g, act.attempts.at(0)); break;
-        case rollout_action::kind::finished: score(*g); break;
-      }
-    }
-    if (auto* g = find(id))
-      settle(*g);
-  }
-
-  void compile(const std::string& id, int a) {
-    auto* g = find(id);
-    auto& io = g->att[static_cast<std::size_t>(a)];
-    io.job = next_id++;
-    io.job_stage = attempt_phase::compiling;
-    msg::compile_request req{io.job, g->task->name, g->r.attempt(a).turns.back().code,
-                             opts.backend, false};
-    compile_job(
-      std::move(req), [this, id, a](msg::compile_reply& r) { on_compiled(id, a, r); },
-      [this, id, a](const std::string& why) {
-        if (awaiting(id, a, attempt_phase::compiling))
-          drop(id, a, "compile job failed: " + why);
-      });
-  }
-
-  void on_compiled(const std::string& id, int a, msg::compile_reply& r) {
-    auto* g = awaiting(id, a, attempt_phase::compiling);
-    if (!g)
-      return;
-    auto& io = g->att[static_cast<std::size_t>(a)];
-    io.job = 0;
-    if (r.status == env::build_status::ok) {
-      io.build = r.key;
-      perform(id, g->r.built(a));
-      return;
-    }
-    auto v = verdict_from_build(r, *g->task, opts.backend);
-    if (!v)
-      return drop(id, a, std::string("the build gave no verdict (") + env::to_string(r.status)
-                           + "): " + r.diagnostics);
-    v->compile_seconds = r.seconds;
-    v->compile_stages = r.stages;
-    v->cached = r.cached;
-    judged(id, a, std::move(*v));
-  }
-
-  void execute(const std::string& id, int a) {
-    with_reference(find(id)->task->name, [this, id, a](const result<std::string>& ref) {
-      auto* g = awaiting(id, a, attempt_phase::executing);
-      if (!g)
-        return;
-      if (!ref)
-        return drop(id, a, ref.message());
-      auto& io = g->att[static_cast<std::size_t>(a)];
-      io.job = next_id++;
-      io.job_stage = attempt_phase::executing;
-      msg::exec_request req{io.job, g->task->name, opts.backend, io.build, *ref, false};
-      exec_job(
-        std::move(req),
-        [this, id, a](msg::exec_reply& r) {
-          if (auto* g2 = awaiting(id, a, attempt_phase::executing)) {
-            g2->att[static_cast<std::size_t>(a)].job = 0;
-            judged(id, a, std::move(r.v));
-          }
-        },
-        [this, id, a](const std::string& why) {
-          if (awaiting(id, a, attempt_phase::executing))
-            drop(id, a, "execute job failed: " + why);
-        });
-    });
-  }
-
-  void judged(const std::string& id, int a, env::verdict v) {
-    auto* g = find(id);
-    record_verdict(v);
-    auto j = judgement_of(v);
-    g->att[static_cast<std::size_t>(a)].verdicts.back() = std::move(v);
-    perform(id, g->r.judged(a, j));
-  }
-
-  void drop(const std::string& id, int a, const std::string& why) {
-    auto* g = find(id);
-    if (!g)
-      return;
-    std::fprintf(stderr, "leap serve: an attempt at '%s' was dropped: %s\n", g->task->name.c_str(),
-                 why.c_str());
-    perform(id, g->r.dropped(a, why));
-  }
-
-  void cancel(served_group& g, int a) {
-    auto& io = g.att[static_cast<std::size_t>(a)];
-    if (io.job == 0)
-      return;
-    if (io.job_stage == attempt_phase::compiling)
-      self->send(comp, msg::cancel_atom_v, io.job);
-    else
-      self->send(exec, msg::cancel_atom_v, io.job);
-    io.job = 0;
-  }
-
   // The judge's arithmetic over the finished group.
-  void score(served_group& g) {
+  void score(std::uint64_t id) {
+    auto& g = groups.at(id);
+    const auto& r = driver->rollout(id);
     msg::group_result res;
-    res.task = g.task->name;
-    res.dcp = g.r.decision();
-    res.activated = g.r.activated();
+    res.task = driver->task(id).name;
+    res.dcp = r.decision();
+    res.activated = r.activated();
     std::vector<std::vector<std::int64_t>> tokens;
     for (std::size_t a = 0; a < g.att.size(); ++a) {
-      const auto& at = g.r.attempt(static_cast<int>(a));
+      const auto& at = r.attempt(static_cast<int>(a));
       msg::trajectory_record tr;
       tr.solved_turn = at.solved_turn;
       tr.end = at.end;
@@ -535,46 +391,54 @@ struct service_state {
   }
 
   // Answers the group call once no turn-1 job is left, and each turn call once its turn is over.
-  void settle(served_group& g) {
+  void settle(std::uint64_t id) {
+    auto it = groups.find(id);
+    if (it == groups.end())
+      return; // a check
+    auto& g = it->second;
+    const auto& r = driver->rollout(id);
     bool turn1_done = true;
     for (std::size_t a = 0; a < g.att.size(); ++a) {
-      const auto& at = g.r.attempt(static_cast<int>(a));
+      const auto& at = r.attempt(static_cast<int>(a));
       auto st = state_of(at);
       if (st == msg::attempt_state::running && at.turns.size() <= 1)
         turn1_done = false;
       if (st != msg::attempt_state::running && !g.att[a].waiting.empty()) {
-        auto ans = answer(g);
+        auto ans = answer(id);
         for (auto& rp : g.att[a].waiting)
           rp.deliver(ans);
         g.att[a].waiting.clear();
       }
     }
     if (turn1_done && !g.opening.empty()) {
-      auto ans = answer(g);
+      auto ans = answer(id);
       for (auto& rp : g.opening)
         rp.deliver(ans);
       g.opening.clear();
     }
   }
 
-  msg::group_answer answer(const served_group& g) {
+  msg::group_answer answer(std::uint64_t id) {
+    const auto& g = groups.at(id);
+    const auto& r = driver->rollout(id);
+    const auto& task = driver->task(id).name;
     msg::group_answer ans;
     ans.status = msg::serve_status::ok;
     auto& v = ans.g;
-    v.id = g.id;
-    v.task = g.task->name;
-    v.dcp = g.r.decision();
-    v.activated = g.r.activated();
-    v.finished = g.r.finished();
-    v.turn1_failed = g.r.turn1_failed();
-    v.turn1_passed = g.r.turn1_passed();
-    v.turn1_lost = g.r.turn1_lost();
+    v.id = g.name;
+    v.task = task;
+    v.dcp = r.decision();
+    v.activated = r.activated();
+    v.finished = r.finished();
+    v.turn1_failed = r.turn1_failed();
+    v.turn1_passed = r.turn1_passed();
+    v.turn1_lost = r.turn1_lost();
     v.estimator = algo::to_string(opts.estimator.kind);
     v.expires_in_seconds = std::chrono::duration<double>(
                              g.touched + opts.group_ttl - clock_type::now())
                              .count();
     for (std::size_t a = 0; a < g.att.size(); ++a) {
-      const auto& at = g.r.attempt(static_cast<int>(a));
+      const auto& at = r.attempt(static_cast<int>(a));
       msg::attempt_view av;
       av.attempt = static_cast<std::int32_t>(a);
       av.state = state_of(at);
@@ -596,7 +460,7 @@ struct service_state {
       if (av.state == msg::attempt_state::awaiting_turn) {
         av.next_turn = static_cast<std::int32_t>(at.turns.size() + 1);
         if (opts.render_prompt)
-          av.next_prompt = opts.render_prompt(g.task->name, codes, feedbacks);
+          av.next_prompt = opts.render_prompt(task, codes, feedbacks);
       }
       if (g.scores) {
         av.reward = g.scores->rewards.at(a);
@@ -619,8 +483,8 @@ struct service_state {
         ++it;
         continue;
       }
-      for (std::size_t a = 0; a < g.att.size(); ++a)
-        cancel(g, static_cast<int>(a));
+      driver->close(it->first);
+      names.erase(g.name);
       ++expired;
       it = groups.erase(it);
     }
@@ -653,6 +517,7 @@ msg::env_service_actor::behavior_type env_service(service_actor self, env_servic
   s.tasks = std::move(tasks);
   s.comp = std::move(comp);
   s.exec = std::move(exec);
+  s.init();
   self->delayed_send(self, tick_interval(s.opts.group_ttl), msg::tick_atom_v);
   return {
     [self](msg::check_atom, msg::check_call& c) {

@@ -1,9 +1,10 @@
-// The environment service: the typed actor behind `leap serve` (runtime/serve/). It checks single
-// candidates and runs LEAP groups for an external trainer over the same compiler and executor
-// pools as `leap check` (local, or facades over the cluster's nodes). A group is driven by the
-// same pure rollout state machine the gatekeeper uses (algo/rollout.hpp), with the client in the
-// generator's place: turn-1 code for all G attempts arrives at once, DCP decides as the verdicts
-// come in, and each expanded attempt waits for its next turn from the client. A finished group is
+// The environment service: the typed actor behind `leap serve` (runtime/serve/) and the evaluator
+// of `leap check` and `leap tasks verify` (runtime/pipeline/evaluator.hpp). It checks single
+// candidates (a one-attempt, one-turn group) and runs LEAP groups for an external trainer over the
+// compiler and executor pools (local, or facades over the cluster's nodes), on the same rollout
+// driver the gatekeeper uses (actors/rollout_driver.hpp), with the client in the generator's
+// place: turn-1 code for all G attempts arrives at once, DCP decides as the verdicts come in, and
+// each expanded attempt waits for its next turn from the client. A finished group is
 // scored by the judge's arithmetic (actors/group_scoring.hpp): rank rewards and the configured
 // estimator's advantages.
 //

@@ -2,7 +2,7 @@
 
 #include "actors/edit_answer.hpp"
 #include "actors/group_record.hpp"
-#include "actors/reference_cache.hpp"
+#include "actors/rollout_driver.hpp"
 #include "actors/stage_barrier.hpp"
 #include "actors/stage_meter.hpp"
 #include "actors/verdicts.hpp"
@@ -13,7 +13,6 @@
 #include <caf/all.hpp>
 
 #include <cstdio>
-#include <deque>
 #include <map>
 
 namespace leap::actors {
@@ -38,14 +37,6 @@ policy::extracted code_of(const std::string& text, const std::vector<algo::rollo
 using algo::attempt_phase;
 using algo::rollout_action;
 
-struct group_state {
-  algo::rollout r;
-  group_record rec;
-  const env::task_spec* task = nullptr;
-  group_state(const algo::rollout_config& c, const msg::group_start& gs)
-      : r(c), rec(gs, c.group_size) {}
-};
-
 struct gk_state {
   msg::gatekeeper_actor::pointer self = nullptr;
   gatekeeper_options opts;
@@ -54,106 +45,119 @@ struct gk_state {
   msg::compiler_pool_actor comp;
   msg::executor_pool_actor exec;
   msg::judge_actor judge;
-  std::map<std::uint64_t, group_state> groups;
-  reference_cache refs;
+  std::map<std::uint64_t, group_record> groups; // the rollouts themselves are in `driver`
+  std::unique_ptr<rollout_driver> driver;
   std::unique_ptr<stage_meter> meter;
   std::unique_ptr<stage_barrier> barrier;
   std::uint64_t next_id = 1;
 
-  group_state* find(std::uint64_t gid) {
-    auto it = groups.find(gid);
-    return it == groups.end() ? nullptr : &it->second;
-  }
-
-  // The attempt still waits for a reply of this phase.
-  group_state* awaiting(std::uint64_t gid, int a, attempt_phase ph) {
-    auto* g = find(gid);
-    if (!g)
-      return nullptr;
-    const auto& at = g->r.attempt(a);
-    return at.end == algo::attempt_end::none && at.phase == ph ? g : nullptr;
-  }
-
   std::string render(const caf::error& e) { return msg::error_text(e, self->system()); }
+
+  void init() {
+    rollout_driver_options o;
+    o.backend = opts.backend;
+    o.older_groups_first = true; // the learner waits for the oldest groups
+    o.reference_at_open = false; // a task whose attempts all fail to build needs none
+    job_port port;
+    // Sync mode: a job waits behind its stage's barrier; it goes out if its attempt still wants it.
+    port.admit = [this](std::uint64_t gid, int a, attempt_phase ph, std::function<void()> start) {
+      barrier->submit(ph == attempt_phase::compiling ? stage::compile : stage::execute,
+                      [this, gid, a, ph, start = std::move(start)] {
+                        if (!driver->awaiting(gid, a, ph))
+                          return;
+                        barrier->sent();
+                        start();
+                      });
+    };
+    port.not_sent = [this] { barrier->replied(); };
+    port.compile = [this](std::uint64_t gid, int a, msg::compile_request req,
+                          job_port::done_fn<msg::compile_reply> done) {
+      if (a < 0) // a reference build: neither metered nor held
+        return forward(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
+                       std::move(done));
+      if (driver->rollout(gid).attempt(a).turns.size() >= 2)
+        ++groups.at(gid).counts().compiles_later_turns;
+      metered(stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
+              std::move(done));
+    };
+    port.execute = [this](std::uint64_t, int, msg::exec_request req,
+                          job_port::done_fn<msg::exec_reply> done) {
+      metered(stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
+              std::move(done));
+    };
+    port.cancel = [this](attempt_phase where, std::uint64_t job) {
+      if (where == attempt_phase::compiling)
+        self->send(comp, msg::cancel_atom_v, job);
+      else if (where == attempt_phase::executing)
+        self->send(exec, msg::cancel_atom_v, job);
+    };
+    driver_events ev;
+    ev.generate = [this](std::uint64_t gid, const rollout_action& act,
+                         std::vector<rollout_action>& more) { generate(gid, act, more); };
+    ev.built = [this](std::uint64_t gid, int, const msg::compile_reply& r) {
+      if (r.cached)
+        ++groups.at(gid).counts().cache_hits;
+      else
+        ++groups.at(gid).counts().compiles;
+    };
+    ev.judged = [this](std::uint64_t gid, int a, const env::verdict& v, const msg::exec_reply*) {
+      groups.at(gid).judged(a, v);
+    };
+    ev.dropped = [this](std::uint64_t gid, int, const std::string& why) {
+      std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n",
+                   groups.at(gid).start().task.c_str(), why.c_str());
+    };
+    ev.cancelled = [this](std::uint64_t gid, int) { ++groups.at(gid).counts().cancelled; };
+    ev.finished = [this](std::uint64_t gid) { finish(gid); };
+    driver = std::make_unique<rollout_driver>(o, std::move(port), std::move(ev));
+  }
 
   // --- a group ---
   void start_group(const msg::group_start& gs) {
-    auto [it, fresh] = groups.try_emplace(gs.group_id, opts.rollout, gs);
-    if (!fresh)
+    if (groups.count(gs.group_id))
       return; // admitted twice: the first admission stands
-    auto& g = it->second;
+    auto& rec = groups.try_emplace(gs.group_id, gs, opts.rollout.group_size).first->second;
     auto t = tasks->find(gs.task);
-    g.task = t == tasks->end() ? nullptr : &t->second;
-    auto acts = g.r.start();
-    if (!g.task) {
-      acts.clear();
+    if (t == tasks->end()) { // every attempt lost at once; the judge still gets the group
+      algo::rollout r(opts.rollout);
+      r.start();
       for (int a = 0; a < opts.rollout.group_size; ++a)
-        append(acts, g.r.dropped(a, "unknown task '" + gs.task + "'"));
-    }
-    perform(gs.group_id, std::move(acts));
-  }
-
-  static void append(std::vector<rollout_action>& to, std::vector<rollout_action> more) {
-    to.insert(to.end(), more.begin(), more.end());
-  }
-
-  // Carries out the rollout's actions in order; events they cause append more.
-  void perform(std::uint64_t gid, std::vector<rollout_action> acts) {
-    std::deque<rollout_action> queue(acts.begin(), acts.end());
-    while (!queue.empty()) {
-      auto* g = find(gid);
-      if (!g)
-        return;
-      auto act = std::move(queue.front());
-      queue.pop_front();
-      switch (act.what) {
-        case rollout_action::kind::generate: generate(gid, *g, act, queue); break;
-        case rollout_action::kind::compile: compile(gid, act.attempts.at(0)); break;
-        case rollout_action::kind::execute: execute(gid, act.attempts.at(0)); break;
-        case rollout_action::kind::cancel: cancel(*g, act.attempts.at(0), act.stage); break;
-        case rollout_action::kind::finished: finish(gid); return;
-      }
-    }
-  }
-
-  void drop(std::uint64_t gid, int a, const std::string& why) {
-    auto* g = find(gid);
-    if (!g)
+        r.dropped(a, "unknown task '" + gs.task + "'");
+      auto res = rec.finish(r);
+      groups.erase(gs.group_id);
+      self->send(judge, msg::finished_atom_v, std::move(res));
       return;
-    std::fprintf(stderr, "leap: an attempt at '%s' was dropped: %s\n", g->rec.start().task.c_str(),
-                 why.c_str());
-    perform(gid, g->r.dropped(a, why));
+    }
+    driver->open(gs.group_id, opts.rollout, t->second);
+    driver->perform(gs.group_id, driver->rollout(gs.group_id).start());
   }
 
   // --- generation ---
-  // `queue`: perform()'s actions still to carry out; an attempt without room for its prompt
-  // ends here, and what that causes joins the queue.
-  void generate(std::uint64_t gid, group_state& g, const rollout_action& act,
-                std::deque<rollout_action>& queue) {
+  // `more`: what an attempt without room for its prompt causes (it ends here).
+  void generate(std::uint64_t gid, const rollout_action& act, std::vector<rollout_action>& more) {
+    auto& r = driver->rollout(gid);
+    auto& rec = groups.at(gid);
     std::vector<int> idxs;
     std::vector<std::vector<int>> prompts;
-    auto no_room = [&](int a) {
-      auto more = g.r.no_room(a);
-      queue.insert(queue.end(), more.begin(), more.end());
-    };
     const bool first = act.turn == 1;
     for (int a : act.attempts) {
       if (first && !prompts.empty()) { // turn 1: one prompt for the whole group
-        g.rec.io(a).prompt = prompts.front();
+        rec.io(a).prompt = prompts.front();
         idxs.push_back(a);
         continue;
       }
       std::vector<std::string> codes, feedbacks;
-      for (const auto& t : g.r.attempt(a).turns) {
+      for (const auto& t : r.attempt(a).turns) {
         codes.push_back(t.code);
         feedbacks.push_back(t.feedback);
       }
-      auto p = opts.codec.encode(g.rec.start().task, codes, feedbacks);
+      auto p = opts.codec.encode(rec.start().task, codes, feedbacks);
       if (static_cast<int>(p.size()) + 16 > opts.max_seq_len) {
-        no_room(a);
+        auto ended = r.no_room(a);
+        more.insert(more.end(), ended.begin(), ended.end());
         continue;
       }
-      g.rec.io(a).prompt = p;
+      rec.io(a).prompt = p;
       idxs.push_back(a);
       prompts.push_back(std::move(p));
     }
@@ -176,196 +180,89 @@ struct gk_state {
                + static_cast<std::uint64_t>(idxs[0]);
     req.prompts = std::move(prompts);
     barrier->submit(stage::generate, [this, gid, idxs, req = std::move(req)]() mutable {
-      if (!find(gid))
+      if (!driver->contains(gid))
         return;
       barrier->sent();
-      metered<msg::generate_reply>(
-        stage::generate, gen, opts.generate_timeout, msg::generate_atom_v, std::move(req),
-        [this, gid, idxs](msg::generate_reply& rep) { on_generated(gid, idxs, rep); },
-        [this, gid, idxs](const std::string& why) {
-          for (int a : idxs)
-            drop(gid, a, "generation failed: " + why);
-        });
+      metered(stage::generate, gen, opts.generate_timeout, msg::generate_atom_v, std::move(req),
+              job_port::done_fn<msg::generate_reply>(
+                [this, gid, idxs](result<msg::generate_reply> rep) {
+                  if (rep)
+                    return on_generated(gid, idxs, *rep);
+                  for (int a : idxs)
+                    if (driver->awaiting(gid, a, attempt_phase::generating))
+                      driver->drop(gid, a, "generation failed: " + rep.message());
+                }));
     });
   }
 
-  // One stage's request, metered; `ok` or `failed` (the pool's error text) runs with its
-  // answer, then the barrier learns that one request fewer is out.
-  template <class Reply, class Handle, class Atom, class Request, class Ok>
-  void metered(stage s, const Handle& to, std::chrono::milliseconds timeout, Atom atom,
-               Request req, Ok ok, std::function<void(const std::string&)> failed) {
-    meter->enter(s);
+  // A request to a pool, answered on this thread with its reply or its error's text.
+  template <class Reply, class Handle, class Atom, class Request>
+  void forward(const Handle& to, std::chrono::milliseconds timeout, Atom atom, Request req,
+               job_port::done_fn<Reply> done) {
     self->request(to, timeout, atom, std::move(req))
-      .then(
-        [this, s, ok](Reply& reply) mutable {
-          meter->leave(s);
-          ok(reply);
-          barrier->replied();
-        },
-        [this, s, failed](caf::error& e) {
-          meter->leave(s);
-          failed(render(e));
-          barrier->replied();
-        });
+      .then([done](Reply& reply) mutable { done(std::move(reply)); },
+            [this, done](caf::error& e) mutable { done(make_error(render(e))); });
+  }
+
+  // One stage's request, metered: the meter sees it out until its answer, then the barrier
+  // learns that one request fewer is out.
+  template <class Reply, class Handle, class Atom, class Request>
+  void metered(stage s, const Handle& to, std::chrono::milliseconds timeout, Atom atom,
+               Request req, job_port::done_fn<Reply> done) {
+    meter->enter(s);
+    forward<Reply>(to, timeout, atom, std::move(req),
+                   job_port::done_fn<Reply>([this, s, done](result<Reply> r) mutable {
+                     meter->leave(s);
+                     done(std::move(r));
+                     barrier->replied();
+                   }));
   }
 
   // samples[k] belongs to attempt idxs[k] (one prompt x G on turn 1, a prompt each later).
   void on_generated(std::uint64_t gid, const std::vector<int>& idxs, msg::generate_reply& rep) {
+    if (!driver->contains(gid))
+      return;
+    auto& r = driver->rollout(gid);
+    auto& rec = groups.at(gid);
     std::vector<rollout_action> acts;
     for (std::size_t k = 0; k < idxs.size(); ++k) {
       const int a = idxs[k];
-      auto* g = awaiting(gid, a, attempt_phase::generating);
-      if (!g)
+      if (!driver->awaiting(gid, a, attempt_phase::generating))
         continue;
       if (k >= rep.samples.size()) {
-        append(acts, g->r.dropped(a, "the generator returned " + std::to_string(rep.samples.size())
-                                       + " samples for " + std::to_string(idxs.size())));
+        append(acts, r.dropped(a, "the generator returned " + std::to_string(rep.samples.size())
+                                    + " samples for " + std::to_string(idxs.size())));
         continue;
       }
       auto& s = rep.samples[k];
-      g->rec.sampled(a, s, rep.policy_version);
+      rec.sampled(a, s, rep.policy_version);
       auto ids = s.tokens;
       if (!ids.empty() && ids.back() == opts.eos_id)
         ids.pop_back();
-      auto ex = code_of(opts.codec.decode(ids), g->r.attempt(a).turns);
+      auto ex = code_of(opts.codec.decode(ids), r.attempt(a).turns);
       const auto tokens = static_cast<long long>(s.tokens.size());
       if (ex.ok) {
-        append(acts, g->r.sampled(a, ex.code, tokens));
+        append(acts, r.sampled(a, ex.code, tokens));
       } else {
-        auto v = no_code_verdict(g->rec.start().task, opts.backend, ex.reason);
-        g->rec.judged(a, v);
-        append(acts, g->r.sampled_without_code(a, tokens, v.feedback));
+        auto v = no_code_verdict(rec.start().task, opts.backend, ex.reason);
+        rec.judged(a, v);
+        append(acts, r.sampled_without_code(a, tokens, v.feedback));
       }
     }
-    perform(gid, std::move(acts));
+    driver->perform(gid, std::move(acts));
   }
 
-  // --- compilation ---
-  void compile(std::uint64_t gid, int a) {
-    barrier->submit(stage::compile, [this, gid, a] {
-      auto* g = awaiting(gid, a, attempt_phase::compiling);
-      if (!g)
-        return;
-      const auto& at = g->r.attempt(a);
-      if (at.turns.size() >= 2)
-        ++g->rec.counts().compiles_later_turns;
-      auto job = next_id++;
-      g->rec.io(a).job = job;
-      // Older groups first (see msg::compile_request::priority): the learner waits for them.
-      msg::compile_request req{job, g->rec.start().task, at.turns.back().code, opts.backend,
-                               false, gid};
-      barrier->sent();
-      metered<msg::compile_reply>(
-        stage::compile, comp, opts.compile_timeout, msg::compile_atom_v, std::move(req),
-        [this, gid, a](msg::compile_reply& r) { on_compiled(gid, a, r); },
-        [this, gid, a](const std::string& why) {
-          if (awaiting(gid, a, attempt_phase::compiling))
-            drop(gid, a, "compile job failed: " + why);
-        });
-    });
-  }
-
-  void on_compiled(std::uint64_t gid, int a, msg::compile_reply& r) {
-    auto* g = awaiting(gid, a, attempt_phase::compiling);
-    if (!g)
-      return;
-    auto& io = g->rec.io(a);
-    io.job = 0;
-    if (r.cached)
-      ++g->rec.counts().cache_hits;
-    else
-      ++g->rec.counts().compiles;
-    if (r.status == env::build_status::ok) {
-      io.build = r.key;
-      perform(gid, g->r.built(a));
-      return;
-    }
-    auto v = verdict_from_build(r, *g->task, opts.backend);
-    if (!v) {
-      drop(gid, a, std::string("the build gave no verdict (") + env::to_string(r.status)
-                     + "): " + r.diagnostics);
-      return;
-    }
-    judge_turn(gid, a, *v);
-  }
-
-  // --- execution ---
-  void execute(std::uint64_t gid, int a) {
-    barrier->submit(stage::execute, [this, gid, a] {
-      auto* g = awaiting(gid, a, attempt_phase::executing);
-      if (!g)
-        return;
-      barrier->sent();
-      with_reference(g->rec.start().task, [this, gid, a](const result<std::string>& ref) {
-        auto* g2 = awaiting(gid, a, attempt_phase::executing);
-        if (!g2) {
-          barrier->replied();
-          return;
-        }
-        if (!ref) {
-          drop(gid, a, ref.message());
-          barrier->replied();
-          return;
-        }
-        auto& io = g2->rec.io(a);
-        io.job = next_id++;
-        msg::exec_request req{io.job, g2->rec.start().task, opts.backend, io.build, *ref,
-                              false, gid};
-        metered<msg::exec_reply>(
-          stage::execute, exec, opts.exec_timeout, msg::exec_atom_v, std::move(req),
-          [this, gid, a](msg::exec_reply& r) {
-            if (auto* g3 = awaiting(gid, a, attempt_phase::executing)) {
-              g3->rec.io(a).job = 0;
-              judge_turn(gid, a, r.v);
-            }
-          },
-          [this, gid, a](const std::string& why) {
-            if (awaiting(gid, a, attempt_phase::executing))
-              drop(gid, a, "execute job failed: " + why);
-          });
-      });
-    });
-  }
-
-  void with_reference(const std::string& task, reference_cache::callback cb) {
-    if (!refs.request(task, std::move(cb)))
-      return;
-    msg::compile_request req{next_id++, task, tasks->at(task).reference_source, opts.backend, true};
-    self->request(comp, opts.compile_timeout, msg::compile_atom_v, std::move(req))
-      .then(
-        [this, task](msg::compile_reply& r) {
-          refs.build_answered(task, r.status, r.key, r.diagnostics);
-        },
-        [this, task](caf::error& e) { refs.build_lost(task, render(e)); });
-  }
-
-  // --- verdicts ---
-  void judge_turn(std::uint64_t gid, int a, const env::verdict& v) {
-    auto* g = find(gid);
-    if (!g)
-      return;
-    g->rec.judged(a, v);
-    perform(gid, g->r.judged(a, judgement_of(v)));
-  }
-
-  // A straggler of a pruned group: its queued or running job is cancelled in its pool at once.
-  void cancel(group_state& g, int a, attempt_phase where) {
-    auto& io = g.rec.io(a);
-    if (io.job != 0) {
-      if (where == attempt_phase::compiling)
-        self->send(comp, msg::cancel_atom_v, io.job);
-      else if (where == attempt_phase::executing)
-        self->send(exec, msg::cancel_atom_v, io.job);
-    }
-    ++g.rec.counts().cancelled;
+  static void append(std::vector<rollout_action>& to, std::vector<rollout_action> more) {
+    to.insert(to.end(), more.begin(), more.end());
   }
 
   void finish(std::uint64_t gid) {
     auto it = groups.find(gid);
     if (it == groups.end())
       return;
-    auto res = it->second.rec.finish(it->second.r);
+    auto res = it->second.finish(driver->rollout(gid));
     groups.erase(it);
+    driver->close(gid);
     self->send(judge, msg::finished_atom_v, std::move(res));
   }
 };
@@ -388,6 +285,7 @@ msg::gatekeeper_actor::behavior_type gatekeeper(gk_actor self, gatekeeper_option
   s.comp = std::move(comp);
   s.exec = std::move(exec);
   s.judge = std::move(judge);
+  s.init();
   return {
     [self](msg::group_atom, msg::group_start& gs) { self->state.start_group(gs); },
     [self](msg::flush_atom) { self->state.barrier->arm(); },

@@ -1,11 +1,11 @@
-// The DCP gatekeeper: owns every admitted group from its first sample to its last verdict. It is
-// a thin adapter around the pure rollout state machine (algo/rollout.hpp), which decides what
-// happens next (compile, execute, DCP, next turn, cancel, finished); the gatekeeper does the I/O:
-// it renders prompts, sends requests to the generator, compiler and executor pools, turns their
-// replies into the rollout's events (a job that fails on every try drops its attempt, never
-// judges it), builds each task's reference once (actors/reference_cache.hpp), meters stage
-// utilisation (actors/stage_meter.hpp) and, in sync mode, holds each stage's work behind a
-// barrier (actors/stage_barrier.hpp). Every finished group goes to the judge with its records.
+// The DCP gatekeeper: owns every admitted group from its first sample to its last verdict. The
+// rollout driver (actors/rollout_driver.hpp) carries each group through compile, reference,
+// execute and the pure rollout state machine (algo/rollout.hpp); the gatekeeper is its owner in
+// training: it samples each turn from the generator pool (rendering the prompts, extracting the
+// code), sends the driver's jobs to the compiler and executor pools metered (actors/stage_meter.hpp)
+// and, in sync mode, behind a barrier per stage (actors/stage_barrier.hpp), and keeps each group's
+// records (actors/group_record.hpp). A job that fails on every try drops its attempt, never judges
+// it. Every finished group goes to the judge with its records.
 // `leap train`, `leap eval` and `leap bench` all run it (runtime/pipeline/assembly.hpp).
 // Spawned by the pipeline assembly; talks to the pools and the judge through their typed handles.
 #pragma once

@@ -35,6 +35,23 @@ std::optional<env::verdict> verdict_from_build(const msg::compile_reply& c, cons
   return v;
 }
 
+result<env::verdict> verdict_of(const msg::compile_reply& build, const env::verdict* run,
+                                const env::task_spec& task, env::backend backend) {
+  if (build.status != env::build_status::ok) {
+    if (auto v = verdict_from_build(build, task, backend))
+      return std::move(*v);
+    return make_error("compiling '" + task.name + "' gave no verdict ("
+                      + env::to_string(build.status) + "): " + build.diagnostics);
+  }
+  if (!run)
+    return make_error("'" + task.name + "' built but was not run: no verdict");
+  env::verdict v = *run;
+  v.compile_seconds = build.seconds;
+  v.compile_stages = build.stages;
+  v.cached = build.cached;
+  return v;
+}
+
 env::verdict no_code_verdict(const std::string& task, env::backend backend,
                              const std::string& reason) {
   env::verdict v;

@@ -54,7 +54,9 @@ struct submission {
 
 struct check_call {
   std::string task;
-  submission s; // its tokens are not used
+  submission s;             // its tokens are not used
+  bool reference = false;   // check the task's own reference (s is not used)
+  bool dump_inputs = false; // keep the run's inputs and outputs (check_answer::kept_dir)
 };
 
 struct check_answer {
@@ -62,6 +64,8 @@ struct check_answer {
   std::string message;
   double retry_after = 0;  // busy: seconds until the queue has likely drained
   env::verdict v;          // ok: the verdict, as `leap check --json` prints it
+  std::string kept_dir;    // with dump_inputs, when it ran: inputs.bin and outputs.bin
+  std::uint64_t seed = 0;  // the input seed of its run (0: it did not run)
 };
 
 struct group_call {
@@ -139,13 +143,13 @@ typename Inspector::result_type inspect(Inspector& f, submission& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_call& x) {
-  return f(caf::meta::type_name("leap_check_call"), x.task, x.s);
+  return f(caf::meta::type_name("leap_check_call"), x.task, x.s, x.reference, x.dump_inputs);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_answer& x) {
   return f(caf::meta::type_name("leap_check_answer"), enum_field(x.status), x.message,
-           float_field(x.retry_after), x.v);
+           float_field(x.retry_after), x.v, x.kept_dir, x.seed);
 }
 
 template <class Inspector>

@@ -1,9 +1,8 @@
 #include "runtime/pipeline/evaluator.hpp"
 
 #include "actors/compiler_pool.hpp"
+#include "actors/env_service.hpp"
 #include "actors/executor_pool.hpp"
-#include "actors/verdicts.hpp"
-#include "env/feedback.hpp"
 #include "messages/error_text.hpp"
 #include "messages/interfaces.hpp"
 #include "runtime/cluster/env_pools.hpp"
@@ -13,8 +12,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <optional>
-#include <sstream>
 
 namespace leap::runtime {
 
@@ -33,7 +30,6 @@ struct evaluator::impl {
   env_pools pools;
   msg::compiler_pool_actor compilers;
   msg::executor_pool_actor executors;
-  std::uint64_t next_id = 1;
 
   explicit impl(services& s) : svc(s) {}
   ~impl() { pools.shutdown(); }
@@ -63,102 +59,60 @@ result<msg::cluster_status> evaluator::cluster_status() {
 std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_item>& items) {
   auto& I = *impl_;
   auto& svc = I.svc;
-  caf::scoped_actor self{*I.sys};
   std::vector<result<check_outcome>> out(items.size(), make_error("not evaluated"));
-  // Requests wait in the pools' queues: the budget covers the whole batch draining through the
-  // workers (every job at its own time limit), so only a stuck pool ends in a timeout.
+  // Every item is a check of an environment service over the pools: one rollout driver judges
+  // here as in training and `leap serve`. Requests wait in the pools' queues: the budget covers the
+  // whole batch draining through the workers (every job at its own time limit), so only a stuck
+  // pool ends in a timeout; no back-pressure (the batch is the whole queue).
   double waves_c = std::ceil(2.0 * static_cast<double>(items.size())
                              / std::max(1, svc.cfg.compiler.workers));
   double waves_e = std::ceil(static_cast<double>(items.size()) / std::max(1, svc.cfg.executor.workers));
-  auto compile_timeout =
-    std::chrono::duration<double>(svc.cfg.compiler.timeout_seconds * 3 * waves_c + 60);
-  auto exec_timeout =
-    std::chrono::duration<double>((svc.cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60);
-  auto ct = std::chrono::duration_cast<std::chrono::milliseconds>(compile_timeout);
-  auto et = std::chrono::duration_cast<std::chrono::milliseconds>(exec_timeout);
-
-  struct pending {
-    msg::compile_reply ref, cand;
-    std::optional<std::string> failure; // why leap could not evaluate it
+  auto ms = [](double seconds) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(seconds));
   };
-  std::vector<pending> p(items.size());
-  // 1. Compile references and candidates; the pool overlaps them up to its size.
-  using handle_t = decltype(self->request(I.compilers, ct, msg::compile_atom_v, msg::compile_request{}));
-  std::vector<std::pair<std::size_t, bool>> order;
-  std::vector<handle_t> handles;
+  actors::env_service_options o;
+  o.backend = svc.backend;
+  o.compile_workers = svc.cfg.compiler.workers;
+  o.exec_workers = svc.cfg.executor.workers;
+  o.max_queue = 0;
+  o.max_groups = 0;
+  o.compile_timeout = ms(svc.cfg.compiler.timeout_seconds * 3 * waves_c + 60);
+  o.exec_timeout = ms((svc.cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60);
+  auto service = actors::spawn_env_service(*I.sys, o, svc.tasks, I.compilers, I.executors);
+  caf::scoped_actor self{*I.sys};
+  using handle_t = decltype(self->request(service, caf::infinite, msg::check_atom_v,
+                                          msg::check_call{}));
+  std::vector<std::pair<std::size_t, handle_t>> calls;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!svc.tasks->count(items[i].task)) {
-      p[i].failure = "unknown task '" + items[i].task + "'";
+      out[i] = make_error("unknown task '" + items[i].task + "'");
       continue;
     }
-    const auto& task = svc.tasks->at(items[i].task);
-    msg::compile_request ref{I.next_id++, items[i].task, task.reference_source, svc.backend, true};
-    handles.push_back(self->request(I.compilers, ct, msg::compile_atom_v, ref));
-    order.emplace_back(i, true);
-    if (!items[i].reference) {
-      msg::compile_request cand{I.next_id++, items[i].task, items[i].source, svc.backend, false};
-      handles.push_back(self->request(I.compilers, ct, msg::compile_atom_v, cand));
-      order.emplace_back(i, false);
-    }
+    msg::check_call c;
+    c.task = items[i].task;
+    c.s.has_code = !items[i].reference;
+    c.s.code = items[i].source;
+    c.reference = items[i].reference;
+    c.dump_inputs = items[i].dump_inputs;
+    calls.emplace_back(i, self->request(service, caf::infinite, msg::check_atom_v, std::move(c)));
   }
-  for (std::size_t k = 0; k < handles.size(); ++k) {
-    auto [i, is_ref] = order[k];
-    handles[k].receive(
-      [&, i = i, is_ref = is_ref](msg::compile_reply& r) {
-        (is_ref ? p[i].ref : p[i].cand) = std::move(r);
-        if (is_ref && items[i].reference)
-          p[i].cand = p[i].ref;
-      },
-      [&, i = i](caf::error& e) {
-        if (!p[i].failure)
-          p[i].failure = "compiler pool: " + render(e, *I.sys);
-      });
-  }
-  // 2. Build verdicts for what did not compile; run the rest.
-  using exec_handle_t = decltype(self->request(I.executors, et, msg::exec_atom_v, msg::exec_request{}));
-  std::vector<std::pair<std::size_t, exec_handle_t>> runs;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (p[i].failure) {
-      out[i] = make_error(*p[i].failure);
-      continue;
-    }
-    const auto& task = svc.tasks->at(items[i].task);
-    if (p[i].ref.status != env::build_status::ok) {
-      out[i] = make_error("the reference of task '" + items[i].task + "' does not build ("
-                          + env::to_string(p[i].ref.status) + "): " + p[i].ref.diagnostics);
-      continue;
-    }
-    const auto& c = p[i].cand;
-    if (c.status != env::build_status::ok) {
-      auto v = actors::verdict_from_build(c, task, svc.backend);
-      if (!v) {
-        out[i] = make_error("compiling '" + items[i].task + "' gave no verdict ("
-                            + env::to_string(c.status) + "): " + c.diagnostics);
-        continue;
-      }
-      check_outcome o;
-      o.v = std::move(*v);
-      out[i] = std::move(o);
-      continue;
-    }
-    msg::exec_request req{I.next_id++, items[i].task, svc.backend, c.key,
-                          p[i].ref.key, items[i].dump_inputs};
-    runs.emplace_back(i, self->request(I.executors, et, msg::exec_atom_v, req));
-  }
-  for (auto& [i, h] : runs) {
+  for (auto& [i, h] : calls) {
     h.receive(
-      [&, i = i](msg::exec_reply& r) {
+      [&, i = i](msg::check_answer& a) {
+        if (a.status != msg::serve_status::ok) {
+          out[i] = make_error(a.message);
+          return;
+        }
         check_outcome o;
-        o.v = std::move(r.v);
-        o.v.compile_seconds = p[i].cand.seconds;
-        o.v.compile_stages = p[i].cand.stages;
-        o.v.cached = p[i].cand.cached;
-        o.kept_dir = std::move(r.kept_dir);
-        o.seed = r.seed;
+        o.v = std::move(a.v);
+        o.kept_dir = std::move(a.kept_dir);
+        o.seed = a.seed;
         out[i] = std::move(o);
       },
-      [&, i = i](caf::error& e) { out[i] = make_error("executor pool: " + render(e, *I.sys)); });
+      [&, i = i](caf::error& e) { out[i] = make_error(render(e, *I.sys)); });
   }
+  self->send_exit(service, caf::exit_reason::user_shutdown);
   return out;
 }
 

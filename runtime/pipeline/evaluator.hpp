@@ -1,4 +1,5 @@
-// Evaluates candidates through the environment's actors (compiler pool -> executor pool), for
+// Evaluates candidates through the environment's actors (the checks of an environment service:
+// the rollout driver over the compiler and executor pools, actors/env_service.hpp), for
 // `leap check`, `leap tasks verify`, corpus labelling and tests, over the local pools or the
 // cluster's nodes (runtime/cluster/env_pools.hpp). Jobs that fail inside leap are
 // retried by the pools (compiler.retries, executor.retries) before they become an error. Owns a CAF actor system with the two
