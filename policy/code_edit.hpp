@@ -1,6 +1,6 @@
 // code_edit: a later turn's answer as edits of the previous turn's code instead of a whole new
 // file. A small model that rewrites 300 tokens at temperature 1 to fix one line breaks other
-// lines (README "Repair, measured"); an edit names only what changes:
+// lines (docs/results.md, "The warm start: repair and RL, measured"); an edit names only what changes:
 //
 //   ```edit
 //   <<<<<<< SEARCH

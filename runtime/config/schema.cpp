@@ -206,7 +206,7 @@ void register_sft(registry& r) {
         "Bug kinds the corpus injects (each failing variant becomes a repair dialogue). "
         "swapped_name and sampling_noise imitate a sampled model's slips; the default leaves them "
         "out (in the quickstart they did not raise Acc@3 - Acc@1 and cost turn-1 accuracy; "
-        "README).")
+        "docs/results.md).")
       .one_of({"off_by_one", "missing_bounds", "wrong_index", "missing_sync", "wrong_reduction",
                "uninit_output", "typo_semicolon", "typo_identifier", "typo_type", "swapped_name",
                "sampling_noise"});
@@ -310,7 +310,7 @@ void register_train(registry& r) {
              "Which B finished groups make a learner step: finish = the first B to finish (no "
              "wait; a step may hold two groups of one task), admission = the B admitted for that "
              "step (each step trains on the tasks drawn for it, so step metrics are comparable; a "
-             "step waits for its slowest group, which costs throughput: see README, Benchmarks).");
+             "step waits for its slowest group, which costs throughput: see docs/results.md, Benchmarks).");
   s.key("generators", &train_section::generators,
         "Generator workers, each with its own policy replica.")
       .at_least(1);
