@@ -130,6 +130,8 @@ int run_serve(const command_context& ctx) {
   std::atomic<bool> draining{false};
   serve::bridge_options bo;
   bo.max_group_size = cfg.serve.max_group_size;
+  bo.max_episodes = static_cast<std::size_t>(cfg.serve.max_groups);
+  bo.episode_ttl = ms(cfg.serve.group_ttl_seconds);
   bo.request_timeout = ms(cfg.serve.request_timeout_seconds);
   bo.backend = env::to_string(svc.backend);
   bo.version = build_info::version;

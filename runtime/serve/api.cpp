@@ -92,8 +92,9 @@ result<long long> int_field(const json& j, const std::string& key, long long lo,
   return int_value(j[key], key, lo, hi);
 }
 
-// A submission from a source (code as is) or a completion (code extracted as the trainer does).
-msg::submission submission_of(const std::string& text, bool is_completion, long long tokens) {
+} // namespace
+
+msg::submission submission_from(const std::string& text, bool is_completion, long long tokens) {
   msg::submission s;
   s.tokens = tokens;
   if (!is_completion) {
@@ -115,6 +116,8 @@ msg::submission submission_of(const std::string& text, bool is_completion, long 
   return s;
 }
 
+namespace {
+
 constexpr long long max_tokens = 1LL << 40;
 
 json verdict_json(const env::verdict& v) { return json::parse(env::to_json(v)); }
@@ -134,6 +137,12 @@ std::string route::label() const {
     case route_kind::completions: return "completions";
     case route_kind::chat_completions: return "chat_completions";
     case route_kind::models: return "models";
+    case route_kind::openenv_health: return "openenv_health";
+    case route_kind::openenv_metadata: return "openenv_metadata";
+    case route_kind::openenv_schema: return "openenv_schema";
+    case route_kind::openenv_reset: return "openenv_reset";
+    case route_kind::openenv_step: return "openenv_step";
+    case route_kind::openenv_state: return "openenv_state";
     case route_kind::unknown:
     case route_kind::wrong_method: return "unknown";
   }
@@ -146,6 +155,21 @@ route match(const std::string& method, const std::string& target) {
     return known(route_kind::health, method, "GET");
   if (p.size() == 1 && p[0] == "metrics")
     return known(route_kind::metrics, method, "GET");
+  if (p.size() == 2 && p[0] == "openenv" && p[1] == "health")
+    return known(route_kind::openenv_health, method, "GET");
+  if ((p.size() == 1 || (p.size() == 2 && p[0] == "openenv"))) {
+    const auto& last = p.back();
+    if (last == "metadata")
+      return known(route_kind::openenv_metadata, method, "GET");
+    if (last == "schema")
+      return known(route_kind::openenv_schema, method, "GET");
+    if (last == "reset")
+      return known(route_kind::openenv_reset, method, "POST");
+    if (last == "step")
+      return known(route_kind::openenv_step, method, "POST");
+    if (last == "state")
+      return known(route_kind::openenv_state, method, "GET");
+  }
   if (p.size() >= 2 && p[0] == schema_version) {
     if (p.size() == 2 && p[1] == "tasks")
       return known(route_kind::tasks, method, "GET");
@@ -180,7 +204,7 @@ static result<msg::submission> one_text(const json& j, const std::string& source
   auto text = string_field(j, has_src ? source_key : completion_key);
   if (!text)
     return text.err();
-  return submission_of(*text, has_comp, tokens);
+  return submission_from(*text, has_comp, tokens);
 }
 
 result<msg::check_call> parse_check(const std::string& body) {
@@ -233,7 +257,7 @@ result<msg::group_call> parse_group(const std::string& body, int max_group_size)
     if (!arr[i].is_string())
       return make_error("field " + key + "[" + std::to_string(i) + "]: expected a string, got "
                         + arr[i].type_name());
-    call.attempts.push_back(submission_of(arr[i].get<std::string>(), has_comp, tokens[i]));
+    call.attempts.push_back(submission_from(arr[i].get<std::string>(), has_comp, tokens[i]));
   }
   return call;
 }

@@ -1,5 +1,5 @@
 // The HTTP API of `leap serve` (schema v1, docs/serve.md) without the sockets: which route a
-// method and path name, request bodies parsed into the service's typed calls (every error names
+// method and path name (OpenEnv's routes too; their bodies are runtime/serve/openenv.hpp's), request bodies parsed into the service's typed calls (every error names
 // the JSON field), and the service's answers rendered as JSON. Kept apart from the Beast server
 // (runtime/serve/http_server.hpp) so the API is testable without a network. Pure functions; any
 // thread.
@@ -28,6 +28,14 @@ enum class route_kind {
   completions,      // POST /v1/completions (OpenAI-compatible; needs --checkpoint)
   chat_completions, // POST /v1/chat/completions (idem)
   models,           // GET /v1/models (idem)
+  // OpenEnv's protocol (runtime/serve/openenv.hpp), at the root and under /openenv (whose
+  // /openenv/health answers OpenEnv's {"status":"healthy"}; the root /health is leap's own).
+  openenv_health,   // GET /openenv/health
+  openenv_metadata, // GET /metadata
+  openenv_schema,   // GET /schema
+  openenv_reset,    // POST /reset
+  openenv_step,     // POST /step
+  openenv_state,    // GET /state?episode_id=...
   unknown,   // no such path: 404
   wrong_method, // a known path, another method: 405 with `allow`
 };
@@ -48,6 +56,10 @@ struct problem {
   int status = 400;
   std::string message;
 };
+
+// A submission from a source (code as is) or a completion (code extracted as the trainer does,
+// or SEARCH/REPLACE edits the service applies to the attempt's previous code).
+msg::submission submission_from(const std::string& text, bool is_completion, long long tokens);
 
 result<msg::check_call> parse_check(const std::string& body);
 // `max_group_size`: serve.max_group_size.

@@ -5,10 +5,12 @@
 #include "env/task.hpp"
 #include "messages/error_text.hpp"
 #include "runtime/serve/api.hpp"
+#include "runtime/serve/openenv.hpp"
 
 #include <caf/all.hpp>
 
 #include <cmath>
+#include <random>
 
 namespace leap::serve {
 
@@ -43,6 +45,89 @@ struct bridge {
   std::shared_ptr<const std::map<std::string, env::task_spec>> tasks;
   std::shared_ptr<prom::registry> metrics;
   bridge_options opts;
+  std::shared_ptr<openenv::episode_table> episodes;
+
+  static http_response openenv_problem(int status, const std::string& message, const route& r) {
+    return json_response(status, openenv::error_body(status, message), r);
+  }
+
+  // POST /reset: a new episode; its observation is the task's turn-1 prompt.
+  void openenv_reset(const http_request& req, const route& r, respond_fn respond) {
+    auto call = openenv::parse_reset(req.body);
+    if (!call)
+      return respond(openenv_problem(422, call.message(), r));
+    std::uint64_t seed = call->seed ? *call->seed
+                                    : (static_cast<std::uint64_t>(std::random_device{}()) << 32)
+                                        | std::random_device{}();
+    auto task = openenv::pick_task(*call, seed, *tasks);
+    if (!task)
+      return respond(openenv_problem(call->task.empty() ? 422 : 404, task.message(), r));
+    std::string id;
+    if (auto p = episodes->open(call->episode_id, *task, id))
+      return respond(openenv_problem(p->status, p->message, r));
+    const auto& spec = tasks->at(*task);
+    auto prompt = opts.first_prompt ? opts.first_prompt(spec) : std::string();
+    respond(json_response(200, openenv::reset_body(id, *task, spec, seed, prompt), r));
+  }
+
+  // POST /step: the action as the episode's next turn (the first opens its one-attempt group).
+  void openenv_step(const http_request& req, const route& r, respond_fn respond) {
+    auto call = openenv::parse_step(req.body);
+    if (!call)
+      return respond(openenv_problem(422, call.message(), r));
+    openenv::episode_table::ticket t;
+    if (auto p = episodes->begin_step(call->episode_id, t))
+      return respond(openenv_problem(p->status, p->message, r));
+    auto eps = episodes;
+    auto id = call->episode_id;
+    auto turn = t.turn;
+    auto on_answer = [=](const msg::group_answer& a) {
+      if (a.status != msg::serve_status::ok) {
+        // The group expired in the service: so has the episode.
+        eps->end_step(id, std::nullopt, a.status == msg::serve_status::not_found && turn > 1);
+        auto res = openenv_problem(http_status(a.status), a.message, r);
+        if (a.status == msg::serve_status::busy)
+          res.retry_after = static_cast<int>(std::max(1.0, std::ceil(a.retry_after)));
+        return respond(std::move(res));
+      }
+      auto o = openenv::observe(id, a.g, turn);
+      eps->end_step(id, o);
+      respond(json_response(200, openenv::step_body(o), r));
+    };
+    auto on_error = [=](int status, const std::string& message) {
+      eps->end_step(id, std::nullopt);
+      respond(openenv_problem(status, message, r));
+    };
+    if (t.group.empty())
+      return ask_with<msg::group_answer>(msg::group_atom_v,
+                                         msg::group_call{t.task, {std::move(call->s)}}, on_answer,
+                                         on_error);
+    msg::turn_call tc;
+    tc.group = t.group;
+    tc.attempt = 0;
+    tc.turn = t.turn;
+    tc.s = std::move(call->s);
+    ask_with<msg::group_answer>(msg::turn_atom_v, std::move(tc), on_answer, on_error);
+  }
+
+  // One call to the service; `on_answer` gets its answer, `on_error` a status and message.
+  template <class Answer, class Atom, class Call, class OnAnswer, class OnError>
+  void ask_with(Atom atom, Call call, OnAnswer on_answer, OnError on_error) {
+    auto svc = service;
+    auto timeout = opts.request_timeout;
+    auto* s = &sys;
+    sys.spawn([=](caf::event_based_actor* self) mutable {
+      self->request(svc, timeout, atom, std::move(call))
+        .then([=](Answer& a) { on_answer(a); },
+              [=](caf::error& e) {
+                if (e == caf::sec::request_timeout)
+                  on_error(504, "the service did not answer within "
+                                "serve.request_timeout_seconds");
+                else
+                  on_error(500, "the service failed: " + msg::error_text(e, *s));
+              });
+    });
+  }
 
   // One call to the service from a short-lived actor; its answer (or a timeout) responds.
   template <class Answer, class Atom, class Call, class Render>
@@ -174,6 +259,25 @@ struct bridge {
           r);
         return respond(std::move(res));
       }
+      case route_kind::openenv_health: {
+        bool draining = opts.draining && opts.draining();
+        return respond(json_response(draining ? 503 : 200, openenv::health_body(draining), r));
+      }
+      case route_kind::openenv_metadata:
+        return respond(json_response(200, openenv::metadata_body(opts.version), r));
+      case route_kind::openenv_schema:
+        return respond(json_response(200, openenv::schema_body(), r));
+      case route_kind::openenv_reset: return openenv_reset(req, r, std::move(respond));
+      case route_kind::openenv_step: return openenv_step(req, r, std::move(respond));
+      case route_kind::openenv_state: {
+        auto id = openenv::state_query(req.target);
+        if (!id)
+          return respond(openenv_problem(422, id.message(), r));
+        std::string body;
+        if (auto p = episodes->state(*id, body))
+          return respond(openenv_problem(p->status, p->message, r));
+        return respond(json_response(200, std::move(body), r));
+      }
       case route_kind::view_group:
         return ask<msg::group_answer>(r, std::move(respond), msg::view_atom_v, r.name,
                                       [](const msg::group_answer& a) { return group_body(a.g); });
@@ -206,8 +310,10 @@ void declare_bridge_metrics(prom::registry& m) {
 handler_fn make_service_handler(caf::actor_system& sys, msg::env_service_actor service,
                                 std::shared_ptr<const std::map<std::string, env::task_spec>> tasks,
                                 std::shared_ptr<prom::registry> metrics, bridge_options opts) {
-  auto b = std::make_shared<bridge>(
-    bridge{sys, std::move(service), std::move(tasks), std::move(metrics), std::move(opts)});
+  auto episodes = std::make_shared<openenv::episode_table>(opts.max_episodes, opts.episode_ttl);
+  auto b = std::make_shared<bridge>(bridge{sys, std::move(service), std::move(tasks),
+                                           std::move(metrics), std::move(opts),
+                                           std::move(episodes)});
   return [b](http_request req, respond_fn respond) { b->handle(std::move(req), std::move(respond)); };
 }
 

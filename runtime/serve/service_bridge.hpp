@@ -3,7 +3,9 @@
 // the environment service actor (actors/env_service.hpp) through a short-lived CAF actor per
 // call, whose answer comes back on the connection's strand. A call the service has not answered
 // within `request_timeout` is answered 504. /metrics asks the service for its gauges, then
-// renders the registry. Called on the HTTP I/O threads; never blocks them.
+// renders the registry. OpenEnv's routes (runtime/serve/openenv.hpp) keep their episodes in a
+// table of the bridge's and step them as one-attempt groups and turns of the same service.
+// Called on the HTTP I/O threads; never blocks them.
 #pragma once
 
 #include "messages/interfaces.hpp"
@@ -35,6 +37,9 @@ struct bridge_options {
   // `leap serve --checkpoint`'s model (runtime/serve/openai_engine.hpp); unset: they answer 404
   // saying to start with --checkpoint.
   handler_fn openai;
+  // OpenEnv episodes (POST /reset): at most this many (serve.max_groups); idle ones expire.
+  std::size_t max_episodes = 4096;
+  std::chrono::milliseconds episode_ttl{std::chrono::minutes(30)}; // serve.group_ttl_seconds
 };
 
 // Declares the service's gauge families (queue depth, busy workers, open groups, ...).
