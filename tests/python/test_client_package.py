@@ -142,9 +142,11 @@ def test_64_concurrent_multi_turn_episodes_on_one_asyncio_loop(isolated_python, 
         assert solved == [2, 0]  # attempt 0 fixed on turn 2; attempt 1 never
         assert rewards[0] > rewards[1]
         assert len(adv[0]) == 2 and len(adv[1]) == 3
-    # Nothing blocked the loop: a 10 ms ticker kept running while 64 episodes awaited the server
-    # (a blocking call would stall it for the whole call, hundreds of ms here).
-    assert out["max_loop_lag_seconds"] < 0.25, out["max_loop_lag_seconds"]
+    # Nothing blocked the loop: a 10 ms ticker kept running while 64 episodes awaited the server.
+    # A blocking call would stall it for the whole call, so its worst lag would reach the slowest
+    # call's time; compared with that (not a fixed bound), a loaded machine slows both alike.
+    assert out["max_loop_lag_seconds"] < 0.5 * out["slowest_call_seconds"], (
+        out["max_loop_lag_seconds"], out["slowest_call_seconds"])
 
 
 def test_the_async_client_retries_429s_from_a_full_queue(leap_binary, isolated_python, source_dir, tmp_path):

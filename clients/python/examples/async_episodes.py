@@ -29,8 +29,16 @@ async def policy(attempt, next_turn, prompt, feedback, bad, fix):
     return fix if attempt.attempt == 0 and next_turn == 2 else bad
 
 
-async def episode(env, task, group_size, bad, fix):
-    g = await env.open_group(task, sources=[bad] * group_size)
+async def timed(slowest, call):
+    """Awaits `call`, keeping the slowest call's seconds in slowest[0]."""
+    t = time.perf_counter()
+    out = await call
+    slowest[0] = max(slowest[0], time.perf_counter() - t)
+    return out
+
+
+async def episode(env, task, group_size, bad, fix, slowest):
+    g = await timed(slowest, env.open_group(task, sources=[bad] * group_size))
     while not g.finished:
         waiting = g.awaiting()
         if not waiting:
@@ -40,7 +48,7 @@ async def episode(env, task, group_size, bad, fix):
 
         async def one(a):
             src = await policy(a, a.next_turn, a.next_prompt, a.last_verdict.feedback, bad, fix)
-            return await env.turn(g.id, a.attempt, a.next_turn, source=src)
+            return await timed(slowest, env.turn(g.id, a.attempt, a.next_turn, source=src))
 
         await asyncio.gather(*(one(a) for a in waiting))  # this episode's attempts in parallel too
         g = await env.group(g.id)
@@ -50,6 +58,7 @@ async def episode(env, task, group_size, bad, fix):
 async def run(args):
     bad, fix = open(args.bad).read(), open(args.fix).read()
     lag = [0.0]
+    slowest = [0.0]  # the slowest call: a client that blocked the loop would lag it this long
     stop = asyncio.Event()
 
     async def ticker():  # the loop's responsiveness while the episodes run
@@ -61,13 +70,14 @@ async def run(args):
     async with AsyncLeapEnv(args.url, max_connections=args.max_connections) as env:
         tick = asyncio.ensure_future(ticker())
         t0 = time.perf_counter()
-        groups = await asyncio.gather(*(episode(env, args.task, args.group_size, bad, fix)
+        groups = await asyncio.gather(*(episode(env, args.task, args.group_size, bad, fix, slowest)
                                         for _ in range(args.episodes)))
         seconds = time.perf_counter() - t0
         stop.set()
         await tick
     ends = collections.Counter(a.end for g in groups for a in g.attempts)
     return {"episodes": len(groups), "seconds": round(seconds, 3), "max_loop_lag_seconds": round(lag[0], 4),
+            "slowest_call_seconds": round(slowest[0], 4),
             "finished": sum(g.finished for g in groups), "ends": dict(ends),
             "rewards": [g.rewards for g in groups],
             "solved_turns": [[a.solved_turn for a in g.attempts] for g in groups],
