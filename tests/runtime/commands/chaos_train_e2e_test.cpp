@@ -201,7 +201,9 @@ nlohmann::json check_with_kills(int kills) {
   auto root = *make_temp_dir(temp_root(), "leap-killed-");
   test::leap_process p(
     {LEAP_BINARY, "--set", "environment.backend=cpu", "--set",
-     "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR), "check", "--task", "vector_add",
+     "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
+     // slow on purpose: on a machine loaded past its cores it once took over the default 30 s
+     "--set", "executor.timeout_seconds=120", "check", "--task", "vector_add",
      "--source", std::string(LEAP_SOURCE_DIR) + "/tests/runtime/commands/data/slow_vector_add.cu",
      "--json"},
     root + "/check");
