@@ -3,7 +3,7 @@
 # tasks (real nvcc + the CPU emulation) for MINUTES minutes (default 30), sampling once a minute
 # the run's resident memory, its open file descriptors, and the processes under it; then a
 # summary with each figure's first, last and largest value and its trend over the second half
-# (least squares), and the resident memory's growth from minute 5 to the end in percent (issue 41
+# (least squares), and the resident memory's growth from minute 5 to the end in percent (leap
 # bounds it at 5%). A healthy run shows no trend: memory flat after warm-up, descriptors and
 # processes bounded by the pools' sizes.
 #
@@ -78,7 +78,7 @@ for key, unit, scale in (("rss_kb", "MiB", 1 / 1024), ("fds", "", 1), ("processe
     slope = trend([float(r["minute"]) for r in half], [float(r[key]) * scale for r in half])
     print("  %-9s first %8.1f  last %8.1f  max %8.1f  trend over the second half %+.3f %s/min"
           % (key, ys[0], ys[-1], max(ys), slope, unit))
-# Issue 41's bound: resident memory after the first 5 minutes grows by at most 5% to the end.
+# The bound: resident memory after the first 5 minutes grows by at most 5% to the end.
 after = [r for r in rows if float(r["minute"]) >= 5]
 if len(after) >= 2:
     base, last = float(after[0]["rss_kb"]) / 1024, float(after[-1]["rss_kb"]) / 1024
