@@ -199,6 +199,7 @@ def test_a_token_is_required_when_the_server_has_one(leap_binary, monkeypatch):
         status, err = anon.call("POST", "/reset", {"task": "vector_add"})
         assert status == 401, err
         assert anon.call("GET", "/health")[0] == 200  # leap's own health needs no token
+        assert anon.call("GET", "/openenv/health")[0] == 200  # nor OpenEnv's (a liveness probe)
         wrong = OpenEnvClient(srv.base_url, token="not-it")
         assert wrong.call("GET", "/schema")[0] == 401
         ok = OpenEnvClient(srv.base_url + "/openenv", token="openenv-secret")
