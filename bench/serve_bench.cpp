@@ -7,6 +7,7 @@
 // HTTP's cost as ratios (latency at 1 client, throughput at 8 and 64). Usage:
 //   bench_serve [--leap PATH] [--source-dir DIR] [--scale K]   (K multiplies request counts)
 #include "common/fs.hpp"
+#include "common/spawn.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -16,9 +17,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +31,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -163,19 +161,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> args{leap_bin, "--set", "environment.cache_dir=" + cache.string(),
                                 "--set", "environment.backend=cpu", "serve", "--listen",
                                 "127.0.0.1:0"};
-  std::vector<char*> argvv;
-  for (auto& a : args)
-    argvv.push_back(a.data());
-  argvv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argvv[0], &fa, nullptr, argvv.data(), environ) != 0) {
-    std::fprintf(stderr, "bench_serve: cannot start %s\n", leap_bin.c_str());
+  leap::spawn_spec spec;
+  spec.argv = args;
+  spec.stdout_path = out_file;
+  auto started = leap::spawn_child(spec);
+  if (!started) {
+    std::fprintf(stderr, "bench_serve: %s\n", started.message().c_str());
     return 1;
   }
-  posix_spawn_file_actions_destroy(&fa);
+  pid_t pid = *started;
   int port = 0;
   for (int i = 0; i < 600 && port == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -6,6 +6,7 @@
 // manual timing, 10 repetitions with min / median / max; run with
 // --benchmark_enable_random_interleaving=true to alternate.
 #include "common/fs.hpp"
+#include "common/spawn.hpp"
 #include "common/thread_pools_env.hpp"
 
 #include <benchmark/benchmark.h>
@@ -18,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,10 +49,6 @@ const std::string& cache_dir() {
 // Runs argv with stdout and stderr on /dev/null and without the thread-pool variables leap sets
 // (common/thread_pools_env.hpp); its exit status.
 int run(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
   auto set_by_leap = [](const std::string& entry) {
     return std::any_of(std::begin(leap::preferred_thread_pool_env),
                        std::end(leap::preferred_thread_pool_env), [&](const auto& v) {
@@ -64,23 +59,16 @@ int run(const std::vector<std::string>& args) {
   for (char** e = environ; *e; ++e)
     if (!set_by_leap(*e))
       env_s.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env_s)
-    envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  leap::spawn_spec spec;
+  spec.argv = args;
+  spec.stdout_path = "/dev/null";
+  spec.stderr_path = "/dev/null";
+  spec.env = std::move(env_s);
+  auto pid = leap::spawn_child(spec);
+  if (!pid)
     return -1;
-  int st = 0;
-  if (::waitpid(pid, &st, 0) != pid)
-    return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  auto code = leap::wait_child(*pid);
+  return code && *code < 128 ? *code : -1;
 }
 
 std::vector<std::string> command(const std::string& exe, bool check) {

@@ -11,6 +11,7 @@
 #include "bench/pipeline/results.hpp"
 #include "bench/pipeline/run_mode.hpp"
 #include "common/fs.hpp"
+#include "common/spawn.hpp"
 #include "common/strings.hpp"
 #include "messages/error_text.hpp"
 #include "runtime/cluster/node_host.hpp"
@@ -20,9 +21,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +33,6 @@
 #include <regex>
 #include <thread>
 
-extern char** environ;
 
 namespace leap::bench {
 
@@ -117,19 +115,13 @@ public:
     for (auto& s : extra)
       argv_s.insert(argv_s.end(), {"--set", s});
     argv_s.insert(argv_s.end(), {"bench", "node", "--listen", "127.0.0.1:0"});
-    std::vector<char*> argv;
-    for (auto& s : argv_s)
-      argv.push_back(s.data());
-    argv.push_back(nullptr);
     out_ = log + ".out";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, (log + ".err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0)
-      pid_ = 0;
-    posix_spawn_file_actions_destroy(&fa);
+    leap::spawn_spec spec;
+    spec.argv = std::move(argv_s);
+    spec.stdout_path = out_;
+    spec.stderr_path = log + ".err";
+    auto pid = leap::spawn_child(spec);
+    pid_ = pid ? *pid : 0;
   }
   ~node_child() {
     if (pid_ == 0)

@@ -15,15 +15,13 @@
 #include "common/dir_lock.hpp"
 #include "common/fs.hpp"
 #include "common/json_text.hpp"
+#include "common/spawn.hpp"
 #include "common/strings.hpp"
 #include "leap/build_info.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +34,6 @@
 #include <ctime>
 #include <filesystem>
 
-extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -61,36 +58,22 @@ extern "C" void on_experiment_signal(int sig) {
 // when killed), or -1 when it could not start.
 int run_child(const std::vector<std::string>& args, const std::string& out_path,
               const std::string& err_path) {
-  std::vector<std::string> argv_s = {"leap"};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  spawn_spec spec;
+  spec.argv = {"leap"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.program = "/proc/self/exe";
+  spec.stdout_path = out_path;
+  spec.stderr_path = err_path;
+  spec.append = true;
+  auto pid = spawn_child(spec);
+  if (!pid)
     return -1;
-  g_child.store(pid);
+  g_child.store(*pid);
   if (g_interrupted.load()) // a signal that came before the child's pid was known
-    ::kill(pid, SIGINT);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) {
-      g_child.store(0);
-      return -1;
-    }
+    ::kill(*pid, SIGINT);
+  auto code = wait_child(*pid);
   g_child.store(0);
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return -1;
+  return code ? *code : -1;
 }
 
 // The source tree's commit (git rev-parse), "+dirty" when it has uncommitted changes; "unknown"
