@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/quickstart.toml
 LEAP = $(BUILD)/leap
 
-.PHONY: all deps test-deps configure build run test bench bench-pipeline clean
+.PHONY: all deps test-deps configure build run test test-fast bench bench-pipeline clean
 
 all: build
 
@@ -35,6 +35,10 @@ run: build
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j 2
+
+# The edit-compile-test loop: the unit tests only (no end-to-end, Python, GPU or slow labels).
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j 2 -LE 'e2e|python|gpu|slow'
 
 # Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound
 # scenario (async vs sync vs DCP off; about 3 minutes). The benchmark binaries get the OpenMP and

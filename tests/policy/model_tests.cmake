@@ -10,11 +10,11 @@ add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/hf_checkpoint_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
-leap_discover_tests(test_policy_model)
+leap_discover_tests(test_policy_model PROPERTIES LABELS "slow")
 
 add_executable(test_policy_facade ${CMAKE_CURRENT_SOURCE_DIR}/policy_model_test.cpp)
 target_link_libraries(test_policy_facade PRIVATE leap_policy_model GTest::gtest_main)
-leap_discover_tests(test_policy_facade)
+leap_discover_tests(test_policy_facade PROPERTIES LABELS "slow")
 
 add_executable(test_policy_grpo ${CMAKE_CURRENT_SOURCE_DIR}/grpo_loss_test.cpp)
 target_link_libraries(test_policy_grpo PRIVATE leap_model GTest::gtest_main)
@@ -31,11 +31,12 @@ leap_discover_tests(test_policy_fuzz)
 add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test.cpp)
 target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
 target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-leap_discover_tests(test_policy_golden)
+leap_discover_tests(test_policy_golden PROPERTIES LABELS "slow")
 # The fused decode step's portable loops (used on CPUs without AVX-512), forced on this machine.
 add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
 add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)
-set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1)
+set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1
+                     LABELS "slow")
 
 # HF checkpoints written by transformers' save_pretrained (Llama with llama3 rope scaling, Qwen2,
 # Mistral; float32, sharded, bf16, fp16) give transformers' logits within 1e-4. The models and
@@ -45,4 +46,4 @@ add_executable(test_policy_hf_transformers ${CMAKE_CURRENT_SOURCE_DIR}/hf_transf
 target_link_libraries(test_policy_hf_transformers PRIVATE leap_model GTest::gtest_main nlohmann_json::nlohmann_json)
 target_compile_definitions(test_policy_hf_transformers PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
   LEAP_TEST_PYTHON="${CMAKE_SOURCE_DIR}/.venv/bin/python")
-leap_discover_tests(test_policy_hf_transformers PROPERTIES TIMEOUT 300)
+leap_discover_tests(test_policy_hf_transformers PROPERTIES TIMEOUT 300 LABELS "slow")

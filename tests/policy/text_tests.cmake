@@ -19,4 +19,4 @@ target_link_libraries(test_policy_chat_template PRIVATE leap_text GTest::gtest_m
   nlohmann_json::nlohmann_json)
 target_compile_definitions(test_policy_chat_template PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
   LEAP_TEST_PYTHON="${CMAKE_SOURCE_DIR}/.venv/bin/python")
-leap_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120)
+leap_discover_tests(test_policy_chat_template PROPERTIES TIMEOUT 120 LABELS "slow")
