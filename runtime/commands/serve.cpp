@@ -10,7 +10,7 @@
 #include "common/prometheus.hpp"
 #include "leap/build_info.hpp"
 #include "policy/prompt.hpp"
-#include "runtime/cluster/env_pools.hpp"
+#include "runtime/pipeline/env_pools.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/options.hpp"
 #include "runtime/pipeline/policy_io.hpp"

@@ -3,7 +3,7 @@
 #include "actors/generator_pool.hpp"
 #include "actors/judge.hpp"
 #include "policy/generation_engine.hpp"
-#include "runtime/cluster/env_pools.hpp"
+#include "runtime/pipeline/env_pools.hpp"
 
 #include <caf/all.hpp>
 

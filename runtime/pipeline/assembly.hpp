@@ -23,7 +23,7 @@
 #include "algo/advantages.hpp"
 #include "common/result.hpp"
 #include "messages/interfaces.hpp"
-#include "runtime/cluster/env_pools.hpp"
+#include "runtime/pipeline/env_pools.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <atomic>

@@ -5,7 +5,7 @@
 #include "actors/executor_pool.hpp"
 #include "messages/error_text.hpp"
 #include "messages/interfaces.hpp"
-#include "runtime/cluster/env_pools.hpp"
+#include "runtime/pipeline/env_pools.hpp"
 #include "runtime/pipeline/options.hpp"
 
 #include <caf/all.hpp>

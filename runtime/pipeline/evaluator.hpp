@@ -1,7 +1,7 @@
 // Evaluates candidates through the environment's actors (the checks of an environment service:
 // the rollout driver over the compiler and executor pools, actors/env_service.hpp), for
 // `leap check`, `leap tasks verify`, corpus labelling and tests, over the local pools or the
-// cluster's nodes (runtime/cluster/env_pools.hpp). Jobs that fail inside leap are
+// cluster's nodes (runtime/pipeline/env_pools.hpp). Jobs that fail inside leap are
 // retried by the pools (compiler.retries, executor.retries) before they become an error. Owns a CAF actor system with the two
 // supervised pools; the header keeps CAF out of its includers. Call from one (non-actor) thread.
 #pragma once

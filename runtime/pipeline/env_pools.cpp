@@ -1,4 +1,4 @@
-#include "runtime/cluster/env_pools.hpp"
+#include "runtime/pipeline/env_pools.hpp"
 
 #include "actors/compiler_pool.hpp"
 #include "actors/executor_pool.hpp"
