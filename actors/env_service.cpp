@@ -5,6 +5,7 @@
 #include "actors/edit_answer.hpp"
 #include "actors/verdicts.hpp"
 #include "common/prometheus.hpp"
+#include "common/random_id.hpp"
 #include "messages/error_text.hpp"
 
 #include <caf/all.hpp>
@@ -14,7 +15,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <random>
 
 namespace leap::actors {
 
@@ -51,16 +51,6 @@ msg::attempt_state state_of(const algo::rollout_attempt& at) {
   if (at.phase == attempt_phase::generating && !at.turns.empty())
     return msg::attempt_state::awaiting_turn;
   return msg::attempt_state::running;
-}
-
-std::string random_id() {
-  std::random_device rd;
-  std::uint64_t hi = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  std::uint64_t lo = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(hi),
-                static_cast<unsigned long long>(lo));
-  return buf;
 }
 
 struct service_state {

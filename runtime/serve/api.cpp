@@ -1,6 +1,7 @@
 #include "runtime/serve/api.hpp"
 
 #include "common/json_text.hpp"
+#include "runtime/serve/json_body.hpp"
 #include "policy/code_edit.hpp"
 #include "policy/code_extract.hpp"
 
@@ -43,26 +44,6 @@ route known(route_kind k, const std::string& method, const char* wanted, std::st
     r.allow = wanted;
   }
   return r;
-}
-
-// The body as a JSON object, or an error naming the byte where it broke.
-result<json> parse_object(const std::string& body, const std::set<std::string>& allowed) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    return make_error("malformed JSON at byte " + std::to_string(e.byte) + ": "
-                      + std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
-  }
-  if (!j.is_object())
-    return make_error("the body must be a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!allowed.count(it.key()))
-      return make_error("unknown field '" + it.key() + "'");
-  if (j.contains("schema") && j["schema"] != schema_version)
-    return make_error("field schema: this server speaks \"" + std::string(schema_version)
-                      + "\", not " + j["schema"].dump());
-  return j;
 }
 
 result<std::string> string_field(const json& j, const std::string& key) {

@@ -1,11 +1,9 @@
 #include "runtime/serve/openenv.hpp"
 
 #include "common/json_text.hpp"
+#include "common/random_id.hpp"
+#include "runtime/serve/json_body.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <random>
-#include <set>
 #include <vector>
 
 namespace leap::serve::openenv {
@@ -14,26 +12,19 @@ using nlohmann::json;
 
 namespace {
 
-// OpenEnv validates bodies with Pydantic, whose failures FastAPI answers 422; so do these.
-result<json> parse_object(const std::string& body, const std::set<std::string>& allowed,
-                          const std::string& where) {
-  json j;
-  try {
-    j = body.empty() ? json::object() : json::parse(body);
-  } catch (const json::parse_error& e) {
-    return make_error("malformed JSON at byte " + std::to_string(e.byte));
-  }
-  if (!j.is_object())
-    return make_error(where + "must be a JSON object, got " + j.type_name());
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!allowed.count(it.key()))
-      return make_error("unknown field '" + where + it.key() + "'");
-  return j;
-}
-
 bool id_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
          || c == '_' || c == '.' || c == ':';
+}
+
+// An episode id as the client sent it in `where` (a field or a query parameter), or why not.
+result<std::string> checked_episode_id(std::string id, const std::string& where) {
+  if (id.empty() || id.size() > 255)
+    return make_error(where + ": 1 to 255 characters, got " + std::to_string(id.size()));
+  for (char c : id)
+    if (!id_char(c))
+      return make_error(where + ": only letters, digits and - _ . : are allowed");
+  return id;
 }
 
 result<std::string> episode_id_of(const json& j, bool required) {
@@ -45,13 +36,7 @@ result<std::string> episode_id_of(const json& j, bool required) {
   if (!j["episode_id"].is_string())
     return make_error(std::string("field episode_id: expected a string, got ")
                       + j["episode_id"].type_name());
-  auto id = j["episode_id"].get<std::string>();
-  if (id.empty() || id.size() > 255)
-    return make_error("field episode_id: 1 to 255 characters, got " + std::to_string(id.size()));
-  for (char c : id)
-    if (!id_char(c))
-      return make_error("field episode_id: only letters, digits and - _ . : are allowed");
-  return id;
+  return checked_episode_id(j["episode_id"].get<std::string>(), "field episode_id");
 }
 
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -61,22 +46,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string random_id() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < 4; ++i) {
-    std::uint32_t w = rd();
-    for (int k = 0; k < 8; ++k, w >>= 4)
-      s += hex[w & 15];
-  }
-  return s;
-}
-
 } // namespace
 
 result<reset_request> parse_reset(const std::string& body) {
-  auto j = parse_object(body, {"seed", "episode_id", "task", "split"}, "");
+  auto j = parse_object(body, {"seed", "episode_id", "task", "split"}, true);
   if (!j)
     return j.err();
   reset_request r;
@@ -126,7 +99,7 @@ result<std::string> pick_task(const reset_request& r, std::uint64_t seed,
 }
 
 result<step_request> parse_step(const std::string& body) {
-  auto j = parse_object(body, {"action", "episode_id", "timeout_s", "request_id"}, "");
+  auto j = parse_object(body, {"action", "episode_id", "timeout_s", "request_id"}, true);
   if (!j)
     return j.err();
   step_request r;
@@ -178,16 +151,8 @@ result<std::string> state_query(const std::string& target) {
   while (pos <= query.size()) {
     auto amp = query.find('&', pos);
     auto part = query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
-    if (part.rfind("episode_id=", 0) == 0) {
-      auto id = part.substr(11);
-      if (id.empty() || id.size() > 255)
-        return make_error("query parameter episode_id: 1 to 255 characters");
-      for (char c : id)
-        if (!id_char(c))
-          return make_error("query parameter episode_id: only letters, digits and - _ . : are "
-                            "allowed");
-      return id;
-    }
+    if (part.rfind("episode_id=", 0) == 0)
+      return checked_episode_id(part.substr(11), "query parameter episode_id");
     if (amp == std::string::npos)
       break;
     pos = amp + 1;
