@@ -110,7 +110,8 @@ struct bridge {
     ask_with<msg::group_answer>(msg::turn_atom_v, std::move(tc), on_answer, on_error);
   }
 
-  // One call to the service; `on_answer` gets its answer, `on_error` a status and message.
+  // One call to the service from a short-lived actor; `on_answer` gets its answer, `on_error` an
+  // HTTP status and message (a timeout, or the service failing).
   template <class Answer, class Atom, class Call, class OnAnswer, class OnError>
   void ask_with(Atom atom, Call call, OnAnswer on_answer, OnError on_error) {
     auto svc = service;
@@ -122,7 +123,8 @@ struct bridge {
               [=](caf::error& e) {
                 if (e == caf::sec::request_timeout)
                   on_error(504, "the service did not answer within "
-                                "serve.request_timeout_seconds");
+                                "serve.request_timeout_seconds; a turn may be sent again (it "
+                                "is idempotent)");
                 else
                   on_error(500, "the service failed: " + msg::error_text(e, *s));
               });
@@ -132,23 +134,11 @@ struct bridge {
   // One call to the service from a short-lived actor; its answer (or a timeout) responds.
   template <class Answer, class Atom, class Call, class Render>
   void ask(const route& r, respond_fn respond, Atom atom, Call call, Render render) {
-    auto svc = service;
-    auto timeout = opts.request_timeout;
-    auto* s = &sys;
-    sys.spawn([=](caf::event_based_actor* self) mutable {
-      self->request(svc, timeout, atom, std::move(call))
-        .then([=](Answer& a) { respond(from_answer(a, r, render)); },
-              [=](caf::error& e) {
-                if (e == caf::sec::request_timeout)
-                  respond(problem_response(504, "the service did not answer within "
-                                                "serve.request_timeout_seconds; a turn may be "
-                                                "sent again (it is idempotent)",
-                                           r));
-                else
-                  respond(problem_response(500, "the service failed: " + msg::error_text(e, *s),
-                                           r));
-              });
-    });
+    ask_with<Answer>(
+      atom, std::move(call), [=](Answer& a) { respond(from_answer(a, r, render)); },
+      [=](int status, const std::string& message) {
+        respond(problem_response(status, message, r));
+      });
   }
 
   void metrics_page(const route& r, respond_fn respond) {
