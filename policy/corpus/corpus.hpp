@@ -69,6 +69,9 @@ struct generate_options {
   std::uint64_t seed = 1;
   // Buggy variants per (task, bug kind) where the kind applies (distinct origins when possible).
   int bugs_per_kind = 1;
+  // The same for generated tasks (env/taskgen), apart: thousands of them can be labelled for
+  // turn-1 targets while only the bundled tasks' bugs, or a few, become repair dialogues.
+  int generated_bugs_per_kind = 1;
   // Correct variants per task: the first N strategies of each task (its simplest first), and only
   // buggy variants derived from them; 0 = every strategy the family has.
   int solutions_per_task = 0;

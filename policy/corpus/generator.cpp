@@ -198,7 +198,7 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
         const bool guard = kind == bug_kind::off_by_one || kind == bug_kind::missing_bounds;
         if (!acts_on_source(kind) && !guard)
           continue;
-        for (int n = 0; n < std::max(0, opt.bugs_per_kind); ++n) {
+        for (int n = 0; n < std::max(0, opt.generated_bugs_per_kind); ++n) {
           auto pick = r.next();
           auto src = guard ? generic_bug(sol.source, kind, outputs) : inject_typo(sol.source, kind, pick);
           if (!src || *src == sol.source)

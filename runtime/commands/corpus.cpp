@@ -83,6 +83,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   corpus::generate_options go;
   go.seed = opt.seed;
   go.bugs_per_kind = opt.bugs_per_kind;
+  go.generated_bugs_per_kind = opt.generated_bugs_per_kind;
   go.solutions_per_task = opt.solutions_per_task;
   for (auto& name : opt.bug_kinds) {
     corpus::bug_kind k;
@@ -325,6 +326,7 @@ int run_corpus(const command_context& ctx) {
     return usage_error("corpus needs --out DIR");
   co.out_dir = *out;
   co.bugs_per_kind = ctx.svc->cfg.sft.bugs_per_kind;
+  co.generated_bugs_per_kind = ctx.svc->cfg.sft.generated_bugs_per_kind;
   co.solutions_per_task = ctx.svc->cfg.sft.solutions_per_task;
   co.bug_kinds = ctx.svc->cfg.sft.bug_kinds;
   if (auto seed = a.opt("--seed")) {

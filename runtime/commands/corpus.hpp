@@ -23,6 +23,7 @@ struct corpus_options {
   std::vector<std::string> tasks;   // empty = every train-split task; eval-split ones are refused
   std::string tasks_key = "--task"; // where `tasks` came from, for error messages
   int bugs_per_kind = 1;            // buggy variants per (task, bug kind)
+  int generated_bugs_per_kind = 1;  // the same for generated tasks
   int solutions_per_task = 0;       // correct strategies per task (sft.solutions_per_task); 0 = all
   // Bug kinds to inject, by name (sft.bug_kinds); empty = every kind the generator has.
   std::vector<std::string> bug_kinds;

@@ -55,11 +55,15 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     shape += "|solutions_per_task=" + std::to_string(cfg.sft.solutions_per_task);
   if (cfg.sft.generated_tasks > 0)
     shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
-             + "|generated_seed=" + std::to_string(cfg.environment.generated_seed);
+             + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)
+             + (cfg.sft.generated_bugs_per_kind != defaults.generated_bugs_per_kind
+                  ? "|generated_bugs_per_kind=" + std::to_string(cfg.sft.generated_bugs_per_kind)
+                  : std::string());
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
   co.bugs_per_kind = cfg.sft.bugs_per_kind;
+  co.generated_bugs_per_kind = cfg.sft.generated_bugs_per_kind;
   co.solutions_per_task = cfg.sft.solutions_per_task;
   co.bug_kinds = cfg.sft.bug_kinds;
   // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).

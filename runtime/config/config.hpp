@@ -116,6 +116,7 @@ struct sft_section {
   std::uint64_t seed = 1;
   std::uint64_t corpus_seed = 1;
   int bugs_per_kind = 1;
+  int generated_bugs_per_kind = 1;
   int solutions_per_task = 0;
   std::vector<std::string> bug_kinds = {"off_by_one",      "missing_bounds", "wrong_index",
                                         "missing_sync",    "wrong_reduction", "uninit_output",

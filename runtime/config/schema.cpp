@@ -249,6 +249,11 @@ void register_sft(registry& r) {
         "by one or removed) as repair dialogues, all labelled by the environment; 0 = none.")
       .at_least(0)
       .at_most(20000);
+  s.key("generated_bugs_per_kind", &sft_section::generated_bugs_per_kind,
+        "Buggy variants per generated task and bug kind (sft.bugs_per_kind is the bundled tasks'): "
+        "0 labels thousands of generated tasks for turn-1 targets only (one run each), while the "
+        "bundled tasks' bugs still become repair dialogues.")
+      .at_least(0);
 }
 
 void register_eval(registry& r) {

@@ -471,6 +471,43 @@ TEST(CorpusGenerated, ReferenceIsTheSolutionAndGenericBugsChangeIt) {
   }
 }
 
+// generated_bugs_per_kind = 0 keeps a generated task's reference as its one variant (thousands
+// of generated tasks labelled for turn-1 targets only) while the bundled tasks' bugs stay: the
+// two counts are apart.
+TEST(CorpusGenerated, GeneratedBugsAreCountedApartFromTheBundledOnes) {
+  taskgen::gen_options go;
+  go.train = 3;
+  auto gen = taskgen::generate_suite(go);
+  ASSERT_TRUE(gen.ok()) << gen.message();
+  std::vector<env::task_spec> tasks;
+  for (auto& t : *gen)
+    tasks.push_back(t.spec);
+  tasks.push_back(*std::find_if(suite().begin(), suite().end(), [](auto& t) { return t.name == "relu"; }));
+  generate_options opt;
+  opt.kinds = {bug_kind::off_by_one, bug_kind::typo_identifier};
+  opt.generated_bugs_per_kind = 0;
+  auto v = generate(tasks, opt);
+  ASSERT_TRUE(v.ok()) << v.message();
+  std::map<std::string, int> solutions, bugs;
+  for (auto& x : *v)
+    (x.kind == variant_kind::solution ? solutions : bugs)[x.task]++;
+  for (auto& t : *gen) {
+    EXPECT_EQ(solutions[t.name], 1) << t.name;
+    EXPECT_EQ(bugs[t.name], 0) << t.name;
+  }
+  EXPECT_GE(bugs["relu"], 2); // one of each kind, as bugs_per_kind = 1 says
+  opt.generated_bugs_per_kind = 1;
+  auto w = generate(tasks, opt);
+  ASSERT_TRUE(w.ok()) << w.message();
+  std::map<std::string, int> bugs1;
+  for (auto& x : *w)
+    if (x.kind == variant_kind::buggy)
+      bugs1[x.task]++;
+  for (auto& t : *gen)
+    EXPECT_EQ(bugs1[t.name], 2) << t.name;
+  EXPECT_EQ(bugs1["relu"], bugs["relu"]);
+}
+
 // A broadcast-family reference that reduces x into a scratch buffer first has two guarded
 // kernels; the off-by-one (and missing-bounds) bug must be in the kernel writing the task's output
 // y, whose write past the end the environment sees, not in the scratch kernel's (an off-by-one
