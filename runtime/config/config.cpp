@@ -1,4 +1,4 @@
-// TOML loading, --set overrides and rendering, all driven by the key registry (config_schema.cpp).
+// TOML loading, --set overrides and rendering, all driven by the key registry (schema.hpp).
 #include "runtime/config/config.hpp"
 
 #include "common/host_port.hpp"
@@ -551,9 +551,9 @@ std::string to_toml(const leap_config& cfg, bool comments) {
 std::string render_docs_markdown() {
   std::string out;
   out += "# Configuration reference\n\n";
-  out += "<!-- Generated from the key registry (runtime/config_schema.cpp) by "
+  out += "<!-- Generated from the key registry (runtime/config/schema_keys_*.cpp) by "
          "leap::config::render_docs_markdown(); do not edit by hand. Regenerate with "
-         "`LEAP_UPDATE_DOCS=1 build/tests/runtime/test_runtime_config`. -->\n\n";
+         "`LEAP_UPDATE_DOCS=1 build/tests/runtime/config/test_runtime_config`. -->\n\n";
   out += "leap reads its settings from a TOML file: `configs/default.toml` lists every key with "
          "its default, `configs/quickstart.toml` is a small setup for a first run. Every key is "
          "optional; a key left out keeps its default. Unknown sections, unknown keys, values of "

@@ -1,6 +1,6 @@
 // leap::config: the typed run configuration (one struct per TOML section) and the functions that
 // build it: defaults, TOML files, `--set section.key=value` overrides, TOML and Markdown rendering.
-// Every key is declared once in the key registry (runtime/config_schema.cpp); parsing, overrides,
+// Every key is declared once in the key registry (runtime/config/schema.hpp); parsing, overrides,
 // printing and docs/config.md all come from there. Callable from any thread (pure functions).
 // No CAF, no LibTorch: anything in runtime/, bench/ and tests/ may include it (the enums it
 // uses come from the layers below: algo/, policy/aggregation.hpp, messages/modes.hpp).

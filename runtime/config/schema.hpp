@@ -1,7 +1,8 @@
 // leap::config key registry: one descriptor per TOML key (section, name, type, default, doc text,
 // validation, member accessor). Parsing, --set, to_toml and docs/config.md are all driven by it.
-// To add a section: add its struct to config.hpp and a register_<section>() call in
-// config_schema.cpp. Read-only after first use (built once, thread-safe); anyone may query it.
+// To add a section: add its struct to config.hpp and a register_<section>() in
+// schema_keys_*.cpp (see schema_keys.hpp). Read-only after first use (built once, thread-safe);
+// anyone may query it.
 #pragma once
 
 #include <cstdint>
