@@ -9,8 +9,14 @@
 // G:1 and G:32 show how much of a call is per step rather than per row (the prompt prefill, the
 // weights streamed once per step for all rows), so batching several groups per forward raises
 // throughput.
+//   BM_sample_group_path     - sample_group at G = 8 on each decode path in turn (decode_path.hpp,
+//                              forced with set_decode_path): path 0 = libtorch (forward_cached,
+//                              no fused step), 1 = portable, 2 = avx2, 3 = avx512; a path the CPU
+//                              lacks reports an error. Compare their tokens_per_s within one run:
+//     ./build/bench/bench_sampling --benchmark_filter=BM_sample_group_path
 #include "bench/quickstart_model.hpp"
 #include "common/allocator.hpp"
+#include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 #include "policy/sampler.hpp"
 
@@ -56,6 +62,32 @@ void BM_sample_group_cached(benchmark::State& state) {
   state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
 }
 
+void BM_sample_group_path(benchmark::State& state) {
+  const auto path = static_cast<decode_path>(state.range(0));
+  if (auto set = set_decode_path(path); !set.ok()) {
+    state.SkipWithError(set.message().c_str());
+    return;
+  }
+  state.SetLabel(to_string(path));
+  auto& m = quickstart_model();
+  const auto prompt = make_prompt();
+  sampling_params p;
+  p.group_size = static_cast<int>(state.range(1));
+  p.max_new_tokens = static_cast<int>(state.range(2));
+  std::int64_t tokens = 0;
+  for (auto _ : state) {
+    auto out = sample_group(*m, prompt, p);
+    if (!out.ok()) {
+      state.SkipWithError(out.message().c_str());
+      break;
+    }
+    for (const auto& s : *out) tokens += s.length;
+    ++p.seed;
+  }
+  (void)set_decode_path(std::nullopt);
+  state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+}
+
 // The reference without a cache: every new token re-runs the full forward over [G, P + t].
 void BM_sample_group_nocache(benchmark::State& state) {
   auto& m = quickstart_model();
@@ -79,6 +111,8 @@ void BM_sample_group_nocache(benchmark::State& state) {
 
 BENCHMARK(BM_sample_group_cached)->ArgNames({"G", "new"})->Args({8, 128})->Args({8, 32})->Args({1, 128})->Args({32, 128})
     ->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_sample_group_path)->ArgNames({"path", "G", "new"})->Args({0, 8, 128})->Args({1, 8, 128})
+    ->Args({2, 8, 128})->Args({3, 8, 128})->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_sample_group_nocache)->ArgNames({"G", "new"})->Args({8, 32})->Args({8, 128})
     ->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 

@@ -1,11 +1,14 @@
 // decode_step: the sampler's one-token decoding step (every row appends one real token to its KV
 // cache) for a float32 decoder on the CPU, as one pass of hand-written loops over weights packed
-// once per weight version (decoder_impl::fused_step): fused QKV and gate/up projections, weights transposed into 32-column
-// panels so that a small-M GEMM streams them once (AVX-512; the portable loops exist for tests),
-// RoPE, cache writes and attention in place, residual adds fused into the output
-// projections. It exists because at decode shapes (M = a few rows) LibTorch's per-op dispatch
-// and OpenBLAS's per-call weight packing and thread hand-offs cost several times the arithmetic
-// (bench_sampling; see the decode-speed notes in the commit history).
+// once per weight version (decoder_impl::fused_step): fused QKV and gate/up projections, weights
+// transposed into 32-column panels so that a small-M GEMM streams them once, RoPE, cache writes
+// and attention in place, residual adds fused into the output projections. It exists because at
+// decode shapes (M = a few rows) LibTorch's per-op dispatch and OpenBLAS's per-call weight packing
+// and thread hand-offs cost several times the arithmetic (bench_sampling; docs/results.md).
+//
+// The loops come in three sets (decode_kernels.hpp), picked once per step by make() from
+// decode_path.hpp: AVX-512, AVX2 + FMA, or portable C++, the best the CPU has unless
+// LEAP_DECODE_PATH=avx512|avx2|portable|libtorch forces one (LEAP_DECODE_PORTABLE=1: portable).
 //
 // Same result as decoder_impl::forward_cached(tokens.view({R, 1}), cache).select(1, 0) up to
 // float32 rounding of reordered sums (tests/policy/decode_golden_test.cpp holds it to the
@@ -18,6 +21,7 @@
 #pragma once
 
 #include "common/passkey.hpp"
+#include "policy/decode_path.hpp"
 #include "policy/decoder.hpp"
 #include "policy/kv_cache.hpp"
 
@@ -29,13 +33,15 @@
 
 namespace leap::policy {
 
+struct decode_kernels;  // decode_kernels.hpp, internal
+
 class decode_step {
 public:
-  // Packs `model`'s weights. Null when the fused step does not apply (parameters not float32 on
-  // the CPU, or more than max_parameters of them: the packed copy doubles the weights' memory,
-  // and at such sizes LibTorch's GEMMs are efficient anyway; or a CPU without AVX-512, where the
-  // portable loops lose to LibTorch, unless LEAP_DECODE_PORTABLE=1 forces them for testing):
-  // the caller then uses forward_cached.
+  // Packs `model`'s weights for the loops of selected_decode_path(). Null when the fused step does
+  // not apply: parameters not float32 on the CPU, or more than max_parameters of them (the packed
+  // copy doubles the weights' memory, and at such sizes LibTorch's GEMMs are efficient anyway);
+  // the path is libtorch; or the forced path is refused (the CPU lacks it: said once on stderr).
+  // The caller then uses forward_cached.
   static std::unique_ptr<decode_step> make(const decoder_impl& model);
   static constexpr std::int64_t max_parameters = 64'000'000;  // 256 MB of float32
 
@@ -63,6 +69,8 @@ public:
 
   explicit decode_step(passkey<decode_step>) {} // the factory above only
 
+  decode_path path() const { return path_; }  // the loops this step runs
+
 private:
   struct layer {
     packed qkv, o, gate_up, down;   // qkv: [q; k; v] rows, gate_up: [gate; up] rows
@@ -74,6 +82,8 @@ private:
                     torch::Tensor& gate_up) const;
 
   model_config cfg_;
+  decode_path path_ = decode_path::portable;
+  const decode_kernels* kernels_ = nullptr;  // kernels_for(path_)
   std::vector<layer> layers_;
   packed lm_head_;                  // [V, D] (the embeddings when tied)
   torch::Tensor embed_, norm_;      // [V, D], [D]
@@ -87,13 +97,15 @@ private:
 // only where the bound p / u (q >= u) could still reach the best quotient, which skips almost all
 // of them: at G = 8 the V logarithms per row were a tenth of a decode step. Errors as LibTorch's
 // (c10::Error) on a negative or non-finite probability or an all-zero row. Other dtypes or devices:
-// callers use torch::multinomial (decode_step_test compares the two draw by draw).
+// callers use torch::multinomial (decode_step_test compares the two draw by draw). Defined in
+// multinomial_one.cpp, with the loops of selected_decode_path() (every path draws the same).
 torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen);
 
-// y[M, N] (= or +=) x[M, K] (row stride ldx) . W^T, W packed by decode_step; y row stride ldy.
+// y[M, N] (= or +=) x[M, K] (row stride ldx) . W^T, W packed by decode_step; y row stride ldy;
+// with the loops of `path` (c10::Error when the CPU lacks them; libtorch: the portable ones).
 // Exposed for the tests.
 void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_step::packed& w, float* y,
-                 std::int64_t ldy, bool accumulate);
+                 std::int64_t ldy, bool accumulate, decode_path path);
 decode_step::packed pack_weight(const torch::Tensor& w);  // w [N, K] float32
 
 } // namespace leap::policy

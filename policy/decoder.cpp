@@ -165,6 +165,9 @@ std::shared_ptr<const decode_step> decoder_impl::fused_step() const {
     if (p.is_inference()) return decode_step::make(*this);  // no version counter: no reuse
     key.emplace_back(p.data_ptr(), p._version());
   }
+  // The selected decode path too (set_decode_path: a benchmark switching paths gets a new step).
+  const auto path = selected_decode_path();
+  key.emplace_back(nullptr, path.ok() ? static_cast<std::uint32_t>(*path) + 1 : 0);
   std::lock_guard<std::mutex> lock(fused_mutex_);
   if (!fused_ || key != fused_key_) {
     fused_ = decode_step::make(*this);

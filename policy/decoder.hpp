@@ -117,8 +117,8 @@ public:
   void init_weights(double std = 0.02);
 
   // The fused decoding step for these weights (decode_step.hpp), packed on first use and reused
-  // until a parameter changes (tracked by data pointer and version counter); null when it does
-  // not apply (not float32 on the CPU, or too large: decode_step::make). Thread-safe.
+  // until a parameter changes (tracked by data pointer and version counter) or the selected
+  // decode_path does; null when it does not apply (decode_step::make). Thread-safe.
   std::shared_ptr<const decode_step> fused_step() const;
 
   const model_config& config() const { return cfg_; }
@@ -133,7 +133,7 @@ private:
   model_config cfg_;
   mutable std::mutex fused_mutex_;
   mutable std::shared_ptr<const decode_step> fused_;
-  mutable std::vector<std::pair<const void*, std::uint32_t>> fused_key_;  // per parameter: data, version
+  mutable std::vector<std::pair<const void*, std::uint32_t>> fused_key_;  // per parameter: data, version; last: the decode path
 };
 TORCH_MODULE_IMPL(decoder, decoder_impl);
 

@@ -5,6 +5,11 @@ add_library(leap_model STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/tensor_file.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decoder.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decode_step.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_path.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_kernels_portable.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_kernels_avx2.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode_kernels_avx512.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/multinomial_one.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/sampler.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_verify.cpp)

@@ -9,7 +9,12 @@
 // The test fails when it is missing. To regenerate (only when a change is MEANT to alter outputs):
 //   LEAP_WRITE_GOLDEN=tests/policy/data/decode_golden.txt ./build/tests/policy/test_policy_golden
 // writes the file (path relative to the working directory) and skips the comparison.
+//
+// Decoding runs the loops of selected_decode_path() (policy/decode_path.hpp); ctest runs this test
+// once per path (DecodeGolden*, tests/policy/model_tests.cmake), skipping, saying why, a path the
+// CPU lacks. The greedy tokens must be identical on every path.
 #include "bench/quickstart_model.hpp"
+#include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 #include "policy/sampler.hpp"
 
@@ -210,6 +215,14 @@ bool read(const std::string& path, golden& g) {
 } // namespace
 
 TEST(DecodeGolden, OutputsMatchRecording) {
+  const auto path = selected_decode_path();
+  if (!path.ok()) GTEST_SKIP() << path.message();
+  {  // the sampler's fused step runs the selected loops (none on the libtorch path)
+    auto m = golden_model();
+    auto step = m->fused_step();
+    EXPECT_EQ(step ? to_string(step->path()) : "libtorch", std::string(to_string(*path)));
+  }
+  std::printf("decode path: %s\n", to_string(*path));
   const auto now = compute();
   if (const char* out = std::getenv("LEAP_WRITE_GOLDEN")) {
     // How robust the greedy records are: the smallest top-1 minus top-2 logit gap over the

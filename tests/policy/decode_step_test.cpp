@@ -5,11 +5,19 @@
 // equals the prefix expanded to every row; the one-row prefill equals forward_cached_last;
 // the decoder repacks after a weight update; multinomial_one draws what torch::multinomial draws
 // from the same generator; and the packed GEMM equals matmul.
+//
+// The step runs the loops of selected_decode_path() (policy/decode_path.hpp): the best the CPU has
+// here; ctest runs these tests again with LEAP_DECODE_PATH=avx512, avx2 and portable
+// (tests/policy/model_tests.cmake), and they skip, saying why, where the CPU lacks the path.
+// PackedGemmEqualsMatmul and EveryPathEqualsForwardCached try every path the CPU has in one run.
 #include "policy/decode_step.hpp"
 #include "policy/decoder.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
 
 using namespace leap::policy;
 
@@ -46,8 +54,20 @@ decoder make_model(const shape& s) {
 
 float max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<float>(); }
 
-const char* const no_fused = "decode_step is off on a CPU without AVX-512 (ctest's DecodeStepPortable runs this "
-                             "test with LEAP_DECODE_PORTABLE=1)";
+// Why decode_step::make returned null for a small float32 model: the selected path is libtorch or
+// refused (the CPU lacks the forced one).
+std::string no_fused() {
+  const auto path = selected_decode_path();
+  if (!path.ok()) return "no fused step: " + path.message();
+  return std::string("no fused step on the ") + to_string(*path) + " path";
+}
+
+constexpr decode_path all_paths[] = {decode_path::portable, decode_path::avx2, decode_path::avx512};
+
+// Restores the environment's choice when a test that called set_decode_path ends.
+struct path_reset {
+  ~path_reset() { (void)set_decode_path(std::nullopt); }
+};
 
 } // namespace
 
@@ -59,7 +79,7 @@ TEST(DecodeStep, EqualsForwardCached) {
     auto m = make_model(s);
     c10::InferenceMode guard;
     auto step = decode_step::make(*m);
-    if (!step) GTEST_SKIP() << no_fused;
+    if (!step) GTEST_SKIP() << no_fused();
     for (std::int64_t rows : {1, 3, 8, 11}) {
       // Left-padded prefill of different lengths (pads among the cached keys), in a cache
       // too small for the steps (it grows on the way).
@@ -91,7 +111,7 @@ TEST(DecodeStep, SharedPrefixEqualsExpandedCache) {
     auto m = make_model(s);
     c10::InferenceMode guard;
     auto step = decode_step::make(*m);
-    if (!step) GTEST_SKIP() << no_fused;
+    if (!step) GTEST_SKIP() << no_fused();
     for (bool padded : {false, true}) {
       for (std::int64_t rows : {1, 8, 10}) {
         const std::int64_t P = 37;
@@ -122,7 +142,7 @@ TEST(DecodeStep, PrefillEqualsForwardCachedLast) {
     auto m = make_model(s);
     c10::InferenceMode guard;
     auto step = decode_step::make(*m);
-    if (!step) GTEST_SKIP() << no_fused;
+    if (!step) GTEST_SKIP() << no_fused();
     auto ids = torch::randint(0, 300, {1, 29}, torch::kLong);
     auto a = m->make_cache(1, 4), b = m->make_cache(1, 4);
     // A first chunk, then a second one over the cached keys; then one decode step.
@@ -143,7 +163,7 @@ TEST(DecodeStep, PrefillEqualsForwardCachedLast) {
 TEST(DecodeStep, DecoderReusesItUntilAWeightChanges) {
   auto m = make_model({4, 2, 128, true, false});
   auto a = m->fused_step(), b = m->fused_step();
-  if (!a) GTEST_SKIP() << no_fused;
+  if (!a) GTEST_SKIP() << no_fused();
   EXPECT_EQ(a, b) << "packed once";
   {
     torch::NoGradGuard no_grad;
@@ -161,7 +181,7 @@ TEST(DecodeStep, OutOfRangeTokenThrows) {
   auto m = make_model({4, 2, 128, true, false});
   c10::InferenceMode guard;
   auto step = decode_step::make(*m);
-  if (!step) GTEST_SKIP() << no_fused;
+  if (!step) GTEST_SKIP() << no_fused();
   auto cache = m->make_cache(1, 4);
   m->forward_cached(torch::tensor({{1, 2}}, torch::kLong), cache);
   EXPECT_THROW((*step)(torch::tensor({300}, torch::kLong), cache), c10::Error);
@@ -202,17 +222,85 @@ TEST(DecodeStep, MultinomialOneDrawsAsTorch) {
 
 TEST(DecodeStep, PackedGemmEqualsMatmul) {
   torch::manual_seed(2);
-  for (std::int64_t n : {1, 31, 32, 33, 100}) {
-    for (std::int64_t m : {1, 7, 8, 9, 20}) {
-      auto w = torch::randn({n, 45});   // [N, K]
-      auto x = torch::randn({m, 45});   // [M, K]
-      auto y = torch::randn({m, n});    // [M, N]
-      auto want = y + x.matmul(w.t());
-      auto packed = pack_weight(w);
-      packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, true);
-      EXPECT_LT(max_diff(y, want), 1e-4) << n << " x " << m;
-      packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, false);
-      EXPECT_LT(max_diff(y, x.matmul(w.t())), 1e-4) << n << " x " << m;
+  for (decode_path path : all_paths) {
+    if (!cpu_supports(path)) continue;
+    for (std::int64_t n : {1, 31, 32, 33, 100}) {
+      for (std::int64_t m : {1, 2, 3, 4, 7, 8, 9, 20}) {
+        auto w = torch::randn({n, 45});   // [N, K]
+        auto x = torch::randn({m, 45});   // [M, K]
+        auto y = torch::randn({m, n});    // [M, N]
+        auto want = y + x.matmul(w.t());
+        auto packed = pack_weight(w);
+        packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, true, path);
+        EXPECT_LT(max_diff(y, want), 1e-4) << to_string(path) << " " << n << " x " << m;
+        packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, false, path);
+        EXPECT_LT(max_diff(y, x.matmul(w.t())), 1e-4) << to_string(path) << " " << n << " x " << m;
+      }
+    }
+  }
+}
+
+// Each path the CPU has, chosen in process (set_decode_path), against forward_cached over a shared
+// prefix, for head sizes with vector attention loops (Dh 32, 16, 64, 128) and without (24).
+TEST(DecodeStep, EveryPathEqualsForwardCached) {
+  path_reset reset;
+  for (decode_path path : all_paths) {
+    if (!cpu_supports(path)) continue;
+    ASSERT_TRUE(set_decode_path(path).ok());
+    for (const shape& s : {shape{4, 2, 128, true, false}, shape{4, 4, 64, false, false}, shape{4, 1, 96, true, true},
+                           shape{2, 2, 128, false, true}, shape{2, 1, 256, true, false}}) {
+      auto m = make_model(s);
+      c10::InferenceMode guard;
+      auto step = decode_step::make(*m);
+      ASSERT_TRUE(step) << to_string(path);
+      EXPECT_EQ(step->path(), path);
+      const std::int64_t rows = 8, P = 40;
+      auto ids = torch::randint(0, 300, {1, P}, torch::kLong);
+      auto expanded = m->make_cache(1, P + 4), prefix = m->make_cache(1, P);
+      m->forward_cached(ids, expanded, torch::Tensor());
+      step->prefill(ids.view({P}), prefix);
+      expanded.select_rows(torch::zeros({rows}, torch::kLong));
+      auto own = m->make_cache(rows, 4);
+      own.next_pos = prefix.next_pos.expand({rows}).clone();
+      for (int t = 0; t < 3; ++t) {
+        auto next = torch::randint(0, 300, {rows}, torch::kLong);
+        auto want = m->forward_cached(next.view({rows, 1}), expanded).select(1, 0);  // [rows, V]
+        EXPECT_LT(max_diff((*step)(next, own, &prefix), want), 1e-4)
+            << to_string(path) << " heads " << s.heads << "/" << s.kv_heads << " d " << s.d_model << " step " << t;
+      }
+    }
+  }
+}
+
+// The path a ctest variant forces is the one its steps run (and the decoder's cached step
+// follows set_decode_path); an unknown name is not a path.
+TEST(DecodeStep, RunsTheSelectedPath) {
+  EXPECT_FALSE(parse_decode_path("avx3").has_value());
+  EXPECT_EQ(parse_decode_path("avx2"), decode_path::avx2);
+  const auto path = selected_decode_path();
+  if (!path.ok()) GTEST_SKIP() << path.message();
+  if (const char* forced = std::getenv("LEAP_DECODE_PATH")) {
+    EXPECT_EQ(to_string(*path), std::string(forced));
+  }
+  EXPECT_TRUE(cpu_supports(*path));
+  auto m = make_model({4, 2, 128, true, false});
+  auto step = m->fused_step();
+  if (*path == decode_path::libtorch) {
+    EXPECT_FALSE(step);
+    return;
+  }
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->path(), *path);
+  path_reset reset;
+  ASSERT_TRUE(set_decode_path(decode_path::portable).ok());
+  auto portable = m->fused_step();
+  ASSERT_TRUE(portable);
+  EXPECT_EQ(portable->path(), decode_path::portable);
+  ASSERT_TRUE(set_decode_path(decode_path::libtorch).ok());
+  EXPECT_FALSE(m->fused_step());
+  for (decode_path p : all_paths) {
+    if (!cpu_supports(p)) {
+      EXPECT_FALSE(set_decode_path(p).ok()) << to_string(p) << " refused on this CPU";
     }
   }
 }

@@ -32,11 +32,23 @@ add_executable(test_policy_golden ${CMAKE_CURRENT_SOURCE_DIR}/decode_golden_test
 target_link_libraries(test_policy_golden PRIVATE leap_model GTest::gtest_main)
 target_compile_definitions(test_policy_golden PRIVATE LEAP_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 leap_discover_tests(test_policy_golden PROPERTIES LABELS "slow")
-# The fused decode step's portable loops (used on CPUs without AVX-512), forced on this machine.
+# Every path of the fused decode step (policy/decode_path.hpp), forced with LEAP_DECODE_PATH: the
+# tests above run the best one the CPU has; these run each, and skip (GTEST_SKIP, reported as
+# skipped) where the CPU lacks it. Portable through its older alias LEAP_DECODE_PORTABLE=1;
+# libtorch (no fused step) only for the golden outputs.
 add_test(NAME DecodeStepPortable COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
 add_test(NAME DecodeGoldenPortable COMMAND test_policy_golden)
 set_tests_properties(DecodeStepPortable DecodeGoldenPortable PROPERTIES ENVIRONMENT LEAP_DECODE_PORTABLE=1
                      LABELS "slow")
+foreach(path avx2 avx512)
+  string(REPLACE "avx" "Avx" name ${path})
+  add_test(NAME DecodeStep${name} COMMAND test_policy_model --gtest_filter=DecodeStep.*:Sampler.*)
+  add_test(NAME DecodeGolden${name} COMMAND test_policy_golden)
+  set_tests_properties(DecodeStep${name} DecodeGolden${name} PROPERTIES ENVIRONMENT LEAP_DECODE_PATH=${path}
+                       LABELS "slow" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+endforeach()
+add_test(NAME DecodeGoldenLibtorch COMMAND test_policy_golden)
+set_tests_properties(DecodeGoldenLibtorch PROPERTIES ENVIRONMENT LEAP_DECODE_PATH=libtorch LABELS "slow")
 
 # HF checkpoints written by transformers' save_pretrained (Llama with llama3 rope scaling, Qwen2,
 # Mistral; float32, sharded, bf16, fp16) give transformers' logits within 1e-4. The models and
