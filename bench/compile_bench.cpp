@@ -1,4 +1,4 @@
-// Cold compile cost of one candidate on the CPU backend (issue 19 "compile cost per stage"):
+// Cold compile cost of one candidate on the CPU backend, stage by stage:
 // today's pipeline (env::cpu_build_command_lines: nvcc -cubin, the in-process rewrite, g++ of
 // the rewritten source with the PCH, g++ of the glue, the link) against alternatives, side by
 // side. Each round builds every candidate once with every alternative, in a rotating order, each

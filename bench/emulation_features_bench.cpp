@@ -1,6 +1,6 @@
-// Per-feature cost of the CUDA-on-CPU emulation (issue 21). Each benchmark times two kernels
-// alternately in one loop (thread CPU time; one-block grids run on the calling thread) and
-// reports both and their ratio:
+// Per-feature cost of the CUDA-on-CPU emulation: what each emulated CUDA feature adds. Each
+// benchmark times two kernels alternately in one loop (thread CPU time; one-block grids run on
+// the calling thread) and reports both and their ratio:
 //   volatile_tail:    a 256-thread block reduction finished by the legacy volatile tail (lanes
 //                     yield at every volatile access) vs the same finished with __shfl_down_sync
 //   volatile_access:  one volatile shared access through leap_emu::vptr (lockstep) vs a plain

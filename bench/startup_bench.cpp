@@ -1,4 +1,4 @@
-// bench_startup: what a script pays per `leap` call (issue 19 "start-up"). Each benchmark starts
+// bench_startup: what a script pays per `leap` call (its start-up). Each benchmark starts
 // one process and waits for it: `version`, and a `check --reference` whose build is already in
 // the cache, through the `leap` front end (no LibTorch) and through `leap-torch` (every verb,
 // LibTorch loaded; started without OMP_WAIT_POLICY and OPENBLAS_THREAD_TIMEOUT it re-executes

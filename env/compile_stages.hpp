@@ -1,6 +1,6 @@
-// Where a cold build's wall time went, stage by stage (issue 19 "compile cost per stage"): the
-// compiler (env/compiler) fills one value per build, the verdict carries it, `leap check` prints
-// it. Plain values and pure functions; any thread may call them.
+// Where a cold build's wall time went, stage by stage, to show which stage a build's cost is in:
+// the compiler (env/compiler) fills one value per build, the verdict carries it, `leap check`
+// prints it. Plain values and pure functions; any thread may call them.
 //
 // Stages: front_end = nvcc up to PTX (its host preprocessing, cudafe++ and cicc: the syntax
 // truth for compile_error) plus nvcc's own overhead; device_compile = nvcc's ptxas and fatbinary;

@@ -79,8 +79,8 @@ struct signature_inspector {
       return (std::is_signed<U>::value ? "i" : "u") + std::to_string(8 * sizeof(U));
     } else if constexpr (std::is_floating_point<U>::value) {
       // CAF 0.17 encodes a bare float with caf::detail::pack754, which never returns on an
-      // infinity and mangles NaN and subnormals (issue 41): every float field travels as its
-      // bits, through msg::float_field (messages/float_inspect.hpp).
+      // infinity (a remote reply holding one would hang) and mangles NaN and subnormals: every
+      // float field travels as its bits, through msg::float_field (messages/float_inspect.hpp).
       static_assert(!std::is_floating_point<U>::value,
                     "a message field is a bare float or double: pass it as msg::float_field(x.f)");
       return {};

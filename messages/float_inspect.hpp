@@ -2,11 +2,11 @@
 // IEEE-754 bits (u64 for double, u32 for float, vectors of them for vectors), so NaN (payload and
 // sign), the infinities, -0 and subnormals arrive bit for bit. CAF 0.17's own float encoding
 // (caf::detail::pack754) halves an infinity until it is below 2, which never happens: the
-// serialising thread (the middleman's multiplexer, for a remote reply) spins forever (issue 41:
-// a candidate that leaves its output unwritten gets max_abs_error = inf). It also turns a NaN
-// into -1 and a subnormal into a huge number. A message's inspect() passes a float field as
-// `float_field(x.f)`; messages/build_identity.cpp refuses (at compile time) a message type with
-// a bare float anywhere in it. Included by the message headers only (it pulls in CAF's meta
+// serialising thread (the middleman's multiplexer, for a remote reply) spins forever, and verdicts
+// do hold infinities (a candidate that leaves its output unwritten gets max_abs_error = inf). It
+// also turns a NaN into -1 and a subnormal into a huge number. A message's inspect() passes a
+// float field as `float_field(x.f)`; messages/build_identity.cpp refuses (at compile time) a
+// message type with a bare float anywhere in it. Included by the message headers only (it pulls in CAF's meta
 // annotations); any thread.
 #pragma once
 

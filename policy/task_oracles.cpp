@@ -305,7 +305,7 @@ void avgpool2d(oracle_io& io) {
   });
 }
 
-// ---- held-out eval split (issue 17): one operator per category, never in the SFT corpus ----
+// ---- held-out eval split: one operator per category, never in the SFT corpus ----
 
 void elu(oracle_io& io) {
   const auto n = io.size("n");
@@ -435,8 +435,8 @@ void batched_transpose(oracle_io& io) {
 
 // ---- end of held-out eval split ----
 
-// ---- tasks-train2 block (issue 17): pooling, strided / fused conv, matmul variants, indexing,
-// attention scores, layernorm + scale ----
+// ---- tasks-train2 block (train tasks, second block): pooling, strided / fused conv, matmul
+// variants, indexing, attention scores, layernorm + scale ----
 
 void conv2d_strided(oracle_io& io) {
   const auto c = io.size("C");
@@ -525,7 +525,7 @@ void layernorm_affine(oracle_io& io) {
 
 // ---- end of tasks-train2 block ----
 
-// ---- issue 17 train tasks (tasks-train1) ----
+// ---- train tasks, first block (tasks-train1) ----
 
 void silu(oracle_io& io) {
   const auto n = io.size("n");
@@ -616,7 +616,7 @@ void exclusive_scan(oracle_io& io) {
   io.output("y", torch::cumsum(x, 0) - x, n);
 }
 
-// ---- end issue 17 train tasks (tasks-train1) ----
+// ---- end of train tasks, first block (tasks-train1) ----
 
 const std::map<std::string, oracle_fn, std::less<>>& registry() {
   static const std::map<std::string, oracle_fn, std::less<>> table = {
@@ -642,7 +642,7 @@ const std::map<std::string, oracle_fn, std::less<>>& registry() {
       {"conv1d", conv1d},
       {"conv2d", conv2d},
       {"attention_head", attention_head},
-      // held-out eval split (issue 17)
+      // held-out eval split
       {"elu", elu},
       {"mish", mish},
       {"lerp", lerp},
@@ -673,7 +673,7 @@ const std::map<std::string, oracle_fn, std::less<>>& registry() {
       {"attention_scores", attention_scores},
       {"layernorm_affine", layernorm_affine},
       // ---- end of tasks-train2 block ----
-      // ---- issue 17 train tasks (tasks-train1) ----
+      // ---- train tasks, first block (tasks-train1) ----
       {"silu", silu},
       {"softplus", softplus},
       {"hardswish", hardswish},
@@ -688,7 +688,7 @@ const std::map<std::string, oracle_fn, std::less<>>& registry() {
       {"mse_loss", mse_loss},
       {"cross_entropy", cross_entropy},
       {"exclusive_scan", exclusive_scan},
-      // ---- end issue 17 train tasks (tasks-train1) ----
+      // ---- end of train tasks, first block (tasks-train1) ----
   };
   return table;
 }

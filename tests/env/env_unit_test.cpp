@@ -322,8 +322,8 @@ TEST(TaskLoader, BundledSuiteLoads) {
   EXPECT_EQ(levels, (std::set<int>{1, 2, 3}));
 }
 
-// Issue 17: at least 60 tasks; at least 15 held out, each a different operator of a category
-// that also has train tasks, and the categories of KernelBench's level 1/2 all present.
+// The bundled suite: at least 60 tasks; at least 15 held out, each a different operator of a
+// category that also has train tasks, and the categories of KernelBench's level 1/2 all present.
 TEST(TaskLoader, BundledSuiteHasAHeldOutEvalSplit) {
   auto suite = load_task_suite(std::string(LEAP_SOURCE_DIR) + "/tasks");
   ASSERT_TRUE(suite.ok()) << suite.message();

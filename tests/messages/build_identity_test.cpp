@@ -46,7 +46,7 @@ TEST(BuildIdentity, MismatchNamesBothVersions) {
 }
 
 // Every float crosses as its IEEE bits (messages/float_inspect.hpp; a bare float field does not
-// compile): CAF 0.17's own float encoding hangs on an infinity (issue 41).
+// compile): CAF 0.17's own float encoding hangs on an infinity.
 TEST(BuildIdentity, FloatFieldsTravelAsTheirBits) {
   auto sig = msg::message_signature();
   EXPECT_NE(sig.find("{leap_f64:u64,}"), std::string::npos) << sig;

@@ -397,7 +397,7 @@ bool non_finite_values_travel(caf::actor_system& sys) {
 
 } // namespace
 
-// NaN, infinities, -0 and subnormals cross processes with their bits (issue 41: CAF 0.17's own
+// NaN, infinities, -0 and subnormals cross processes with their bits (CAF 0.17's own
 // float encoding loops forever on an infinity, on the multiplexer thread, and mangles a NaN).
 // Run in a child with an alarm, so a hang fails the test instead of stalling it.
 TEST_F(fixture, NonFiniteFloatsTravelBitForBit) {

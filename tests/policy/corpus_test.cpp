@@ -119,7 +119,8 @@ TEST(CorpusGenerator, DeterministicBySeed) {
 }
 
 TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
-  // The train split only grows (22 tasks before issue 17, 47 after); every task needs a family.
+  // The train split only grows (22 tasks before the held-out split, 47 after); every task needs a
+  // family.
   ASSERT_GE(suite().size(), 47u);
   for (auto& t : suite())
     EXPECT_FALSE(family_of(t.name).empty()) << t.name << " has no corpus family";
@@ -160,7 +161,7 @@ TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
   EXPECT_TRUE(bugs["exclusive_scan"].count(bug_kind::missing_sync));
 }
 
-// Regression (issue 3): with four random naming styles per task the quickstart model learned the
+// Regression: with four random naming styles per task the quickstart model learned the
 // shared template but mixed names within one completion (a kernel defined as relu_ilp4 and
 // launched as relu_kernel) and no turn-1 sample compiled. Every solution now has one style:
 // the kernel is <task>_kernel (suffixed when a strategy has several), a named block constant
@@ -391,7 +392,7 @@ TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {
   std::filesystem::remove_all(*dir);
 }
 
-// Issue 17: the corpus never holds an eval-split task. Every train task has a family; an eval
+// The corpus never holds an eval-split task. Every train task has a family; an eval
 // task handed to the generator is refused, not quietly generated.
 TEST(CorpusGenerator, HoldsOnlyTrainSplitTasks) {
   for (auto& t : suite())
@@ -412,7 +413,7 @@ TEST(CorpusGenerator, HoldsOnlyTrainSplitTasks) {
   EXPECT_FALSE(generate({relu}, generate_options{}).ok());
 }
 
-// Issue 35 item 3: a generated task (env/taskgen) gets corpus variants without a hand-written
+// A generated task (env/taskgen) gets corpus variants without a hand-written
 // family: its reference as the one solution (no comment lines, so not the serialised operator; no
 // unused math helper) and bugs that act on any kernel text, each a real change of that source.
 TEST(CorpusGenerated, ReferenceIsTheSolutionAndGenericBugsChangeIt) {

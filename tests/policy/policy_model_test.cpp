@@ -140,7 +140,7 @@ TEST(PolicyModel, BatchOfDifferentPromptsEqualsOneByOne) {
   }
 }
 
-// Regression (issue 3): a batch used to be one weighted draw plus its length neighbours, so with
+// Regression: a batch used to be one weighted draw plus its length neighbours, so with
 // few examples every sequence was in every batch whatever its weight (sft.repair_weight and
 // sft.alt_solution_weight had almost no effect). Now every member of a batch is a weighted draw.
 TEST(PolicyModel, SftDrawsEveryBatchSequenceByWeight) {

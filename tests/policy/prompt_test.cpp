@@ -54,7 +54,7 @@ TEST(Prompt, LaterTurnsHoldPreviousCodeAndFeedback) {
   EXPECT_NE(p.find("1 earlier attempt not shown"), std::string::npos);
 }
 
-// Regression (issue 3): the quickstart model copies the kernel name and parameter lists more
+// Regression: the quickstart model copies the kernel name and parameter lists more
 // reliably when the task name and signature sit right before the answer, on every turn.
 TEST(Prompt, TaskNameAndSignatureRightBeforeTheAnswer) {
   const std::string tail = "Task: vector_add\nSignature:\n" + vector_add().signature + "\n"

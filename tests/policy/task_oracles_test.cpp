@@ -305,7 +305,7 @@ TEST(TaskOracles, EveryBundledTaskHasTomlAndOracle) {
   }
 }
 
-// ---- held-out eval split (issue 17): hand-computed cases for the subtle points of its oracles ----
+// ---- held-out eval split: hand-computed cases for the subtle points of its oracles ----
 
 oracle_buffer int_out(std::size_t n) { return ints(std::vector<std::int32_t>(n, -7)); }
 

@@ -256,7 +256,7 @@ TEST(TaskgenSplits, NoGeneratedTaskIsABundledEvalOperator) {
       EXPECT_TRUE(covered.count(t.name)) << t.name << " is an eval task the generator does not know";
 }
 
-// Issue 35: the layout family (transpose, 3-D permute, row and column gathers by an int32 index
+// The layout family (transpose, 3-D permute, row and column gathers by an int32 index
 // array, strided slices, concatenation) and the stencil family (3x3 stencils under four border
 // rules, 2-D pooling) are generated with every variant, in the suite's format.
 TEST(TaskgenFamilies, LayoutAndStencilGenerateEveryVariant) {

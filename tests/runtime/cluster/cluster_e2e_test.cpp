@@ -342,7 +342,7 @@ TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt)
     EXPECT_TRUE(p->exited(std::chrono::seconds(30)));
 }
 
-// train.max_lost_steps on a cluster (issue 41 items 5 and 754da67): the run starts, since its
+// train.max_lost_steps on a cluster: the run starts, since its
 // only compile and execute node is up, and that node dies after the first step. With no retries
 // and a short cluster.node_wait_seconds every attempt of the next step is lost to the
 // infrastructure, and the run stops with an error naming the key and exit 1.
@@ -413,7 +413,7 @@ TEST_F(cluster_fixture, TlsWithMutualAuthenticationRefusesStrangers) {
 }
 
 
-// Names in certificates (issue 41 item 4): a head accepts a node only when the node's
+// Names in certificates: a head accepts a node only when the node's
 // certificate names the host it dialled (or one of cluster.tls_peer_names); a node with
 // cluster.tls_peer_names accepts only heads whose certificate names one of them. A certificate
 // of the same CA for another name is refused with a message naming both, and `leap check`
@@ -511,7 +511,8 @@ std::vector<double> core_shares(const std::vector<pid_t>& pids, std::chrono::mil
   return out;
 }
 
-// vector_add candidates that leave NaN or infinities in their output (issue 41).
+// vector_add candidates that leave NaN or infinities in their output: verdicts with non-finite
+// floats in them.
 const std::vector<std::pair<std::string, std::string>>& non_finite_candidates() {
   static const std::vector<std::pair<std::string, std::string>> c = {
     {"unwritten", "extern \"C\" void solution(const float* a, const float* b, float* c, int n) {}\n"},
@@ -552,7 +553,7 @@ const std::vector<std::pair<std::string, std::string>>& non_finite_candidates() 
   return c;
 }
 
-// Issue 41: a verdict holding NaN or an infinity (an output left unwritten holds the harness's
+// A verdict holding NaN or an infinity (an output left unwritten holds the harness's
 // NaN poison) comes back through a node like any other, from heads one after another and at
 // once; the node idles between heads, and SIGTERM ends the process.
 TEST_F(cluster_fixture, NonFiniteOutputsGetVerdictsThroughNodesThatThenIdleAndStop) {
@@ -584,7 +585,7 @@ TEST_F(cluster_fixture, NonFiniteOutputsGetVerdictsThroughNodesThatThenIdleAndSt
     std::this_thread::sleep_for(std::chrono::seconds(4));
     auto shares = core_shares({node_a->pid(), node_b->pid()}, std::chrono::seconds(3));
     for (auto share : shares) {
-      std::fprintf(stderr, "[ issue 41 ] %s: a node used %.2f%% of a core\n", when, 100 * share);
+      std::fprintf(stderr, "[ idle node ] %s: a node used %.2f%% of a core\n", when, 100 * share);
       EXPECT_GE(share, 0) << when << ": a node is gone";
       EXPECT_LT(share, 0.01) << when << ": a node used " << 100 * share
                              << "% of a core while no head was connected";
@@ -598,7 +599,7 @@ TEST_F(cluster_fixture, NonFiniteOutputsGetVerdictsThroughNodesThatThenIdleAndSt
     auto t0 = std::chrono::steady_clock::now();
     auto remote = check("head-" + name, files[name],
                         {"--set", nodes_key({a, b}), "--set", "cluster.heartbeat_seconds=0.5"});
-    std::fprintf(stderr, "[ issue 41 ] %s through the nodes: %.2f s\n", name.c_str(),
+    std::fprintf(stderr, "[ remote check ] %s through the nodes: %.2f s\n", name.c_str(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     same_verdict(local[name], remote, name);
     EXPECT_TRUE(remote["max_abs_error"].is_null()) << name << ": " << remote.dump();

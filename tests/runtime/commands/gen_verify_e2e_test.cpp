@@ -64,7 +64,7 @@ TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
   std::printf("[ generated ] %zu tasks verified in %.1f s\n", rows.size(), secs);
 }
 
-// Issue 35: the layout and stencil families through the real pipeline, one task of every layout
+// The layout and stencil families through the real pipeline, one task of every layout
 // variant (transpose, permute, row and column gathers with int32 indices, slice, concat) and of
 // every stencil border rule plus a 2-D pooling, each agreeing with LibTorch and failing the
 // degenerate answers (all zeros, the poison, a copy of an input).

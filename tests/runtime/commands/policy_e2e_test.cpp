@@ -1,7 +1,7 @@
 // `leap pretrain` and `leap eval` end to end with a tiny model on two tasks: the corpus is
 // labelled through the real environment, the tokenizer trained, a few SFT steps run, a
 // checkpoint written; eval samples through it, verifies every sample with nvcc and the CPU
-// emulation, and feeds the verdicts back for a second turn. Then the held-out split (issue 17).
+// emulation, and feeds the verdicts back for a second turn. Then the held-out split.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "policy/model_config.hpp"
@@ -97,7 +97,7 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   EXPECT_EQ(e->samples, 4 + unsolved);
   EXPECT_EQ(e->split, "train");
 
-  // Issue 17: the held-out split. A suite of vector_add and relu (train) and relu_held (a copy
+  // The held-out split. A suite of vector_add and relu (train) and relu_held (a copy
   // of relu marked split = "eval"): eval measures the eval split by default and says so, with
   // scores per category; training roles refuse the held-out task, naming their key; the corpus
   // leaves it out.
@@ -172,7 +172,7 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   fs::remove_all(fs::path(dir).parent_path());
 }
 
-// Issue 35 item 3: sft.generated_tasks puts generated train tasks (env/taskgen) into the corpus,
+// sft.generated_tasks puts generated train tasks (env/taskgen) into the corpus,
 // each labelled by a real run in the environment (a fresh cache: no label can come from an earlier
 // run), and `leap eval` reports generated held-out tasks apart from bundled ones.
 TEST(PolicyE2E, GeneratedTasksJoinTheCorpusLabelledByTheEnvironment) {

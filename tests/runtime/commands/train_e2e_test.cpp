@@ -114,7 +114,7 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
     EXPECT_TRUE(fs::exists(out + "/checkpoint/" + f)) << f;
   // The same directory again without --resume is refused (nothing overwritten).
   EXPECT_EQ(cmd_train(**svc, out, false), 2);
-  // Torn files (issue 20): a bit flipped in the checkpoint's weights stops --resume with an
+  // Torn files: a bit flipped in the checkpoint's weights stops --resume with an
   // error naming the file; once it is whole again, the resume drops metrics.jsonl's cut last
   // line with a warning naming the file.
   ASSERT_TRUE(fs::exists(out + "/checkpoint/manifest.json"));
@@ -269,7 +269,7 @@ TEST(TrainE2E, KilledFiveTimesResumesEachTimeAndTrainsWhatAnUnbrokenRunTrains) {
     EXPECT_EQ(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)])
       << "step " << i + 1 << " trained other groups than the unbroken run's";
   EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<int>(), steps);
-  // Issue 18: each finished run wrote its page; `leap report` overlays the two real runs in one
+  // Each finished run wrote its page; `leap report` overlays the two real runs in one
   // self-contained page (inline SVG, nothing fetched from outside).
   for (auto& dir : {out, whole}) {
     auto page = read_file(dir + "/report.html");
@@ -400,7 +400,7 @@ TEST(TrainE2E, ACompileBudgetEndsTheRunAfterTheStepThatReachesIt) {
   fs::remove_all(out);
 }
 
-// A clustered run that no node and no local pool can serve does not start (issue 41 item 5):
+// A clustered run that no node and no local pool can serve does not start:
 // with the only compile and execute node unreachable (nothing listens on its port) and the head
 // generating only, leap train waits cluster.node_wait_seconds for a compiling node, then exits 2
 // naming the role, the node and its problem, and the keys to set; it trains nothing. (A run

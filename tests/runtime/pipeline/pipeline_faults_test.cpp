@@ -302,8 +302,9 @@ TEST(PipelineFaults, FailedLearnerStepEndsTheRunWithItsErrorAndACheckpoint) {
   fs::remove_all(dir);
 }
 
-// Issue 17: the RL draw takes only train-split tasks. The assembly refuses a trainer whose task
-// list holds an eval-split task before any actor starts, whatever the caller checked before.
+// The held-out split stays out of training: the RL draw takes only train-split tasks. The
+// assembly refuses a trainer whose task list holds an eval-split task before any actor starts,
+// whatever the caller checked before.
 TEST(PipelineAssembly, RLDrawRefusesEvalSplitTasks) {
   auto catalog = std::make_shared<actors::task_catalog>();
   for (auto [name, split] : {std::pair{"relu", env::task_split::train},

@@ -1,6 +1,6 @@
 // `leap report` without processes: tick arithmetic by hand, SVG lines (NaN breaks one), the
 // metrics reader's errors and torn-line rule, and a page over two runs that needs nothing from
-// outside (issue 18, item 2).
+// outside.
 #include "common/fs.hpp"
 #include "runtime/report/html_report.hpp"
 #include "runtime/report/svg_chart.hpp"

@@ -226,7 +226,7 @@ TEST(ServeApi, MutatedBodiesNeverThrowAndEveryRefusalSaysWhy) {
   EXPECT_GT(accepted, 0);
 }
 
-// Issue 17: the task listing says which split each task is in (eval = held out) and its category.
+// The task listing says which split each task is in (eval = held out) and its category.
 TEST(ServeApi, TaskListingCarriesSplitAndCategory) {
   std::map<std::string, env::task_spec> tasks;
   tasks["relu"].name = "relu";
