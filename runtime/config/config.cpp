@@ -1,7 +1,6 @@
-// TOML loading, --set overrides and rendering, all driven by the key registry (schema.hpp).
+// TOML loading and --set overrides, driven by the key registry (schema.hpp); the rendering is in
+// config_render.cpp, the rules across keys in config_checks.cpp.
 #include "runtime/config/config.hpp"
-
-#include "common/host_port.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -214,63 +213,6 @@ void apply_section(leap_config& work, const section_descriptor& sec, const toml:
   }
 }
 
-std::string describe_for_docs_type(const key_descriptor& d) {
-  std::string t;
-  if (d.kind == value_kind::string && !d.allowed.empty()) {
-    t = "one of ";
-    for (std::size_t i = 0; i < d.allowed.size(); ++i)
-      t += (i ? ", `" : "`") + d.allowed[i] + "`";
-    return t;
-  }
-  if (d.kind == value_kind::string_list && !d.allowed.empty()) {
-    t = "list of distinct ";
-    for (std::size_t i = 0; i < d.allowed.size(); ++i)
-      t += (i ? ", `" : "`") + d.allowed[i] + "`";
-    return t;
-  }
-  t = kind_name(d.kind);
-  if (d.non_empty) t = "non-empty " + t;
-  auto num = [](double x) {
-    std::string s = value_to_toml(value(x));
-    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-    return s;
-  };
-  if (d.min && d.max)
-    t += (d.min_exclusive ? " in (" : " in [") + num(*d.min) + ", " + num(*d.max) + "]";
-  else if (d.min)
-    t += (d.min_exclusive ? " > " : " >= ") + num(*d.min);
-  else if (d.max)
-    t += " <= " + num(*d.max);
-  return t;
-}
-
-std::string md_cell(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
-// Wraps text into "# " comment lines of at most ~width characters.
-std::string comment_lines(std::string_view text, std::size_t width = 98) {
-  std::string out, line;
-  std::istringstream words{std::string(text)};
-  std::string w;
-  while (words >> w) {
-    if (!line.empty() && line.size() + 1 + w.size() > width) {
-      out += "# " + line + "\n";
-      line.clear();
-    }
-    if (!line.empty()) line += ' ';
-    line += w;
-  }
-  if (!line.empty()) out += "# " + line + "\n";
-  return out;
-}
-
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -371,87 +313,6 @@ leap::result<leap_config> load_file(const std::string& path) {
   return cfg;
 }
 
-leap::result<void> check_consistency(const leap_config& cfg, const key_origins& origins) {
-  auto origin = [&](const std::string& key) -> std::string {
-    auto it = origins.find(key);
-    return it == origins.end() ? std::string("the default") : it->second;
-  };
-  auto shown = [&](const std::string& key) {
-    auto v = get_value_toml(cfg, key);
-    return key + " = " + (v ? *v : std::string("?"));
-  };
-  // The text, after the position where `key` was set (a file position, or the --set).
-  auto located = [&](const std::string& key, const std::string& text) {
-    auto it = origins.find(key);
-    return (it == origins.end() ? std::string() : it->second + ": ") + text;
-  };
-  std::vector<std::string> errs;
-  const auto& t = cfg.train;
-  const std::string tmin = "train.dcp_t_min", tmax = "train.dcp_t_max";
-  if (t.dcp_t_min > t.dcp_t_max) {
-    // The error starts at dcp_t_min's position when it was set, else at dcp_t_max's.
-    auto first = origins.count(tmin) ? tmin : tmax;
-    auto other = first == tmin ? tmax : tmin;
-    errs.push_back(located(first, shown(tmin) + " must be <= " + shown(tmax) + " (" + first
-                                    + " from " + origin(first) + ", " + other + " from "
-                                    + origin(other) + "): DCP would never expand a group"));
-  }
-  for (const auto& key : {tmin, tmax}) {
-    double v = key == tmin ? t.dcp_t_min : t.dcp_t_max;
-    if (t.dcp_fractional && v > 1.0)
-      errs.push_back(located(key, shown(key) + " is a fraction of the group size "
-                                    "(train.dcp_fractional = true, from " + origin("train.dcp_fractional")
-                                    + "): it must be <= 1"));
-    else if (!t.dcp_fractional && v > t.group_size)
-      errs.push_back(located(key, shown(key) + " is a count of failures (train.dcp_fractional = "
-                                    "false, from " + origin("train.dcp_fractional") + "): it must be <= "
-                                    + shown("train.group_size") + " (from "
-                                    + origin("train.group_size") + ")"));
-  }
-  // Self-repair needs a step count to take its last steps from.
-  if (cfg.sft.self_repair_steps > 0 && cfg.sft.self_repair_steps >= cfg.sft.max_steps) {
-    auto first = origins.count("sft.self_repair_steps") ? std::string("sft.self_repair_steps")
-                                                        : std::string("sft.max_steps");
-    errs.push_back(located(first, shown("sft.self_repair_steps") + " (from "
-                                    + origin("sft.self_repair_steps") + ") must be < "
-                                    + shown("sft.max_steps") + " (from " + origin("sft.max_steps")
-                                    + "): the self-repair steps are the last of max_steps, after "
-                                      "the warm start they sample from (max_steps = 0, a time "
-                                      "budget only, has no last steps)"));
-  }
-  // The cluster's addresses and TLS files.
-  for (const auto& n : cfg.cluster.nodes)
-    if (auto hp = parse_host_port(n); !hp)
-      errs.push_back(located("cluster.nodes", "cluster.nodes: " + hp.message()));
-    else if (hp->port == 0)
-      errs.push_back(located("cluster.nodes", "cluster.nodes: '" + n + "' needs a port"));
-  if (auto hp = parse_host_port(cfg.node.listen); !hp)
-    errs.push_back(located("node.listen", "node.listen: " + hp.message()));
-  if (auto hp = parse_host_port(cfg.serve.listen); !hp)
-    errs.push_back(located("serve.listen", "serve.listen: " + hp.message()));
-  if (cfg.serve.tls_cert.empty() != cfg.serve.tls_key.empty())
-    errs.push_back(located(cfg.serve.tls_cert.empty() ? "serve.tls_key" : "serve.tls_cert",
-                           "serve.tls_cert and serve.tls_key go together: set both (HTTPS) or "
-                           "neither"));
-  for (auto [key, text] : {std::pair<const char*, const std::string*>{"node.join", &cfg.node.join},
-                           {"cluster.listen", &cfg.cluster.listen}})
-    if (!text->empty())
-      if (auto hp = parse_host_port(*text); !hp)
-        errs.push_back(located(key, std::string(key) + ": " + hp.message()));
-  const auto& c = cfg.cluster;
-  int tls_set = !c.tls_cert.empty() + !c.tls_key.empty() + !c.tls_ca.empty();
-  if (tls_set != 0 && tls_set != 3) {
-    auto first = !c.tls_cert.empty() ? "cluster.tls_cert"
-                 : !c.tls_key.empty() ? "cluster.tls_key" : "cluster.tls_ca";
-    errs.push_back(located(first, "cluster.tls_cert, cluster.tls_key and cluster.tls_ca go "
-                                  "together: set all three (TLS with mutual authentication) or "
-                                  "none"));
-  }
-  if (!errs.empty())
-    return make_error(join(errs, "\n"));
-  return {};
-}
-
 leap::result<value> parse_override_value(const key_descriptor& d, std::string_view raw) {
   std::string_view text = trim(raw);
   if (d.kind == value_kind::string && (text.empty() || (text.front() != '"' && text.front() != '\'')))
@@ -528,55 +389,6 @@ leap::result<std::string> get_value_toml(const leap_config& cfg, std::string_vie
     d = schema().find_key(full_key.substr(0, dot), full_key.substr(dot + 1));
   if (!d) return make_error("unknown key '" + std::string(full_key) + "'");
   return value_to_toml(d->get(cfg));
-}
-
-std::string to_toml(const leap_config& cfg) { return to_toml(cfg, false); }
-
-std::string to_toml(const leap_config& cfg, bool comments) {
-  std::string out;
-  bool first = true;
-  for (const auto& s : schema().sections()) {
-    if (!first) out += "\n";
-    first = false;
-    if (comments) out += comment_lines(s.doc);
-    out += "[" + s.name + "]\n";
-    for (const auto& k : s.keys) {
-      if (comments) out += comment_lines(k.doc + " (" + describe_for_docs_type(k) + ")");
-      out += k.name + " = " + value_to_toml(k.get(cfg)) + "\n";
-    }
-  }
-  return out;
-}
-
-std::string render_docs_markdown() {
-  std::string out;
-  out += "# Configuration reference\n\n";
-  out += "<!-- Generated from the key registry (runtime/config/schema_keys_*.cpp) by "
-         "leap::config::render_docs_markdown(); do not edit by hand. Regenerate with "
-         "`LEAP_UPDATE_DOCS=1 build/tests/runtime/config/test_runtime_config`. -->\n\n";
-  out += "leap reads its settings from a TOML file: `configs/default.toml` lists every key with "
-         "its default, `configs/quickstart.toml` is a small setup for a first run. Every key is "
-         "optional; a key left out keeps its default. Unknown sections, unknown keys, values of "
-         "the wrong type and values out of range are errors that name the file, line, column and "
-         "key (with the closest known key when it looks like a typo), so a misspelt setting never "
-         "passes silently.\n\n";
-  out += "Any key can be overridden on the command line with `--set section.key=value`, applied "
-         "after the file, in order. The value is read according to the key's type: integers "
-         "(`--set executor.trials=4`), floats (`--set executor.timeout_seconds=10`), booleans "
-         "(`true` / `false`), strings with or without quotes (`--set compiler.arch=sm_80`), and "
-         "string lists as TOML arrays (`--set 'compiler.nvcc_flags=[\"-O3\",\"-g\"]'`). A float "
-         "key also accepts an integer.\n";
-  for (const auto& s : schema().sections()) {
-    out += "\n## [" + s.name + "]\n\n";
-    out += s.doc + "\n\n";
-    out += "| key | type | default | meaning |\n";
-    out += "|---|---|---|---|\n";
-    for (const auto& k : s.keys) {
-      out += "| `" + k.name + "` | " + md_cell(describe_for_docs_type(k)) + " | `" +
-             md_cell(value_to_toml(k.default_value)) + "` | " + md_cell(k.doc) + " |\n";
-    }
-  }
-  return out;
 }
 
 } // namespace leap::config
