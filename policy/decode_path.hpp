@@ -2,7 +2,8 @@
 // the switch that forces one for tests and benchmarks. Torch-free.
 //
 // By default the best the CPU has: avx512 (AVX-512 F and DQ), else avx2 (AVX2 and FMA), else
-// portable (plain C++ loops the compiler vectorises for the baseline ISA). The environment
+// portable (C++ with the compiler's vector extension, SSE2 on x86-64; it beats LibTorch's path
+// too, docs/results.md "Decode on AVX2 and without either"). The environment
 // variable LEAP_DECODE_PATH=avx512|avx2|portable|libtorch forces one (libtorch: no fused step,
 // the sampler runs decoder_impl::forward_cached); LEAP_DECODE_PORTABLE=1 is an older alias of
 // portable. A forced path the CPU lacks is refused, not replaced by another: selected_decode_path
