@@ -12,6 +12,8 @@
 #include "runtime/commands/pretrain.hpp"
 #include "runtime/commands/run_files.hpp"
 #include "runtime/commands/table.hpp"
+#include "runtime/commands/train_checkpoint.hpp"
+#include "runtime/commands/train_records.hpp"
 #include "runtime/pipeline/assembly.hpp"
 #include "runtime/report/html_report.hpp"
 #include "runtime/pipeline/options.hpp"
@@ -41,188 +43,16 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_sigint(int) { g_stop.store(true); }
 
-bool is_checkpoint(const std::string& dir) {
-  return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
-}
-
-// Removes `<base>.<step>` directories: checkpoints the learner staged that a killed run never
-// promoted (the promoted one is `checkpoint` itself).
-void remove_staged(const std::string& base) {
-  std::error_code ec;
-  fs::path b(base);
-  const auto prefix = b.filename().string() + ".";
-  for (auto& e : fs::directory_iterator(b.parent_path(), ec))
-    if (e.is_directory(ec) && e.path().filename().string().rfind(prefix, 0) == 0)
-      fs::remove_all(e.path(), ec);
-}
-
-// The step of the checkpoint in `ck_dir`, if one is there and readable.
-std::optional<long long> read_trainer_step(const std::string& ck_dir) {
-  auto text = read_file(ck_dir + "/trainer_state.json");
-  if (!text)
-    return std::nullopt;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer())
-    return std::nullopt;
-  return j["step"].get<long long>();
-}
-
-nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
-  return nlohmann::json{{"step", r.step},
-                        {"acc_at_1", r.acc_at_1},
-                        {"acc_at_2", r.acc_at_2},
-                        {"acc_at_3", r.acc_at_3},
-                        {"turns_per_pass", r.turns_per_pass},
-                        {"activated_groups", r.activated_groups},
-                        {"recovery", r.recovery >= 0 ? nlohmann::json(r.recovery) : nlohmann::json()},
-                        {"compiles", r.compiles},
-                        {"cache_hits", r.cache_hits},
-                        {"cancelled", r.cancelled},
-                        {"dropped", r.dropped},
-                        {"unsupported", r.unsupported},
-                        {"compiles_later_turns", r.compiles_later_turns},
-                        {"attempts", r.attempts},
-                        {"attempts_per_second", attempts_per_s},
-                        {"step_seconds", step_seconds},
-                        {"learn_seconds", r.learn_seconds},
-                        {"outcome", msg::to_string(r.outcome)},
-                        {"loss", r.loss},
-                        {"pg_loss", r.pg_loss},
-                        {"kl", r.kl},
-                        {"clip_fraction", r.clip_fraction},
-                        {"grad_norm", r.grad_norm},
-                        {"tokens", r.tokens},
-                        {"sequences", r.sequences},
-                        {"max_lag", r.max_lag},
-                        {"util_generate", r.util_generate},
-                        {"util_compile", r.util_compile},
-                        {"util_execute", r.util_execute},
-                        {"policy_version", r.policy_version},
-                        {"tasks", r.tasks},
-                        {"epochs", r.epochs}};
-}
-
-// Per-node figures of a clustered run (metrics.jsonl's "nodes"): jobs answered and failed, the
-// fraction of its job slots the head kept busy (job time on it, queueing there included / (up
-// time x (compile + execute workers + generate slots))), how
-// often it was lost and came back, and the jobs taken off it when lost.
-double busy_fraction(const msg::node_row& n) {
-  double capacity =
-    n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers + n.generate_slots);
-  return capacity > 0 ? n.busy_seconds / capacity : 0.0;
-}
-
-nlohmann::json nodes_json(const msg::cluster_status& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& n : s.nodes) {
-    out.push_back({{"node", n.name},
-                   {"state", msg::to_string(n.state)},
-                   {"done", n.done},
-                   {"failed", n.failed},
-                   {"busy_fraction", busy_fraction(n)},
-                   {"lost", n.lost},
-                   {"rejoined", n.rejoined},
-                   {"rerun", n.rerun},
-                   {"rebuilt", n.rebuilt}});
-  }
-  return out;
-}
-
-// The step line's second line in a clustered run: one entry per node.
-std::string nodes_line(const msg::cluster_status& s) {
-  std::string line = "      nodes:";
-  if (s.weights_version >= 0) {
-    char w[128];
-    std::snprintf(w, sizeof w, " weights v%lld %.1f MB to %u node(s) in %.0f ms;",
-                  static_cast<long long>(s.weights_version), s.weights_bytes / 1e6,
-                  s.weights_nodes, s.weights_ms);
-    line += w;
-  }
-  for (const auto& n : s.nodes) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
-                  msg::to_string(n.state), static_cast<unsigned long long>(n.done),
-                  100 * busy_fraction(n),
-                  n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
-                            + std::to_string(n.rerun)).c_str() : "",
-                  n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");
-    line += buf;
-  }
-  return line;
-}
-
-// One line of groups.jsonl: the group, its DCP decision, and every attempt's turns, end,
-// reward and advantages, so anyone can check that a group accounts for all G attempts.
-nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
-  nlohmann::json attempts = nlohmann::json::array();
-  for (const auto& a : g.attempts) {
-    nlohmann::json turns = nlohmann::json::array();
-    for (const auto& t : a.turns)
-      turns.push_back({{"status", t.judged ? env::to_string(t.status) : "none"},
-                       {"reason", t.reason},
-                       {"tokens", t.tokens}});
-    attempts.push_back({{"end", algo::to_string(a.end)},
-                        {"end_reason", a.end_reason},
-                        {"solved_turn", a.solved_turn},
-                        {"dropped", a.end == algo::attempt_end::dropped},
-                        {"cancelled", a.end == algo::attempt_end::cancelled},
-                        {"unsupported", a.end == algo::attempt_end::unsupported},
-                        {"ranked", algo::is_ranked(a.end)},
-                        {"reward", a.reward},
-                        {"advantages", a.advantages},
-                        {"turns", turns}});
-  }
-  return nlohmann::json{{"step", step},          {"group", g.group_id},
-                        {"task", g.task},        {"epoch", g.epoch},
-                        {"index", g.index},      {"dcp", algo::to_string(g.dcp)},
-                        {"activated", g.activated}, {"seconds", g.seconds},
-                        {"attempts", attempts}};
-}
-
-// The run's policy: the start weights with the learner's optimiser (restored on resume), the
-// KL reference, and the generators' replicas.
-struct run_policy {
-  std::shared_ptr<const policy::tokenizer> tok;
-  std::shared_ptr<policy::policy_model> model;
-  std::shared_ptr<policy::generation_engine> engine;
-};
-
-result<run_policy> load_policy(const services& svc, const std::string& start, bool resume,
-                               const std::string& reference, std::int64_t start_step) {
-  run_policy p;
-  auto tok_path = policy::checkpoint_tokenizer_path(start);
-  if (!tok_path)
-    return tok_path.err();
-  auto tok = policy::tokenizer::load(*tok_path);
-  if (!tok)
-    return tok.err();
-  p.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
-  auto model = policy::policy_model::load(start);
-  if (!model)
-    return model.err();
-  p.model = std::make_shared<policy::policy_model>(std::move(*model));
-  auto rl = rl_options_of(svc.cfg);
-  p.model->begin_rl(rl);
-  if (resume) {
-    // A damaged optimizer file stops the resume (resuming with fresh moments would be a silent
-    // change of the run); one that does not fit the model is only warned about, as before.
-    if (auto v = policy::verify_checkpoint(start, {"optimizer.safetensors"}); !v)
-      return v.err();
-    if (auto r = p.model->restore_optimizer(start); !r)
-      std::fprintf(stderr, "leap: the optimizer state was not restored (%s); AdamW starts fresh\n",
-                   r.message().c_str());
-  }
-  if (rl.kl_coef > 0)
-    if (auto r = p.model->set_reference(reference); !r)
-      return r.err();
-  auto engine = policy::generation_engine::create(start, svc.cfg.train.generators, start_step);
-  if (!engine)
-    return engine.err();
-  p.engine = std::move(*engine);
-  return p;
-}
-
 } // namespace
+
+using train_detail::group_json;
+using train_detail::is_checkpoint;
+using train_detail::load_policy;
+using train_detail::nodes_json;
+using train_detail::nodes_line;
+using train_detail::read_trainer_step;
+using train_detail::remove_staged;
+using train_detail::report_json;
 
 int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   const auto& cfg = svc.cfg;

@@ -1,0 +1,81 @@
+#include "runtime/commands/train_checkpoint.hpp"
+
+#include "common/fs.hpp"
+#include "policy/checkpoint_verify.hpp"
+#include "policy/generation_engine.hpp"
+#include "policy/policy_model.hpp"
+#include "policy/tokenizer.hpp"
+#include "runtime/pipeline/options.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace leap::runtime::train_detail {
+
+bool is_checkpoint(const std::string& dir) {
+  return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
+}
+
+// Removes `<base>.<step>` directories: checkpoints the learner staged that a killed run never
+// promoted (the promoted one is `checkpoint` itself).
+void remove_staged(const std::string& base) {
+  std::error_code ec;
+  fs::path b(base);
+  const auto prefix = b.filename().string() + ".";
+  for (auto& e : fs::directory_iterator(b.parent_path(), ec))
+    if (e.is_directory(ec) && e.path().filename().string().rfind(prefix, 0) == 0)
+      fs::remove_all(e.path(), ec);
+}
+
+// The step of the checkpoint in `ck_dir`, if one is there and readable.
+std::optional<long long> read_trainer_step(const std::string& ck_dir) {
+  auto text = read_file(ck_dir + "/trainer_state.json");
+  if (!text)
+    return std::nullopt;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer())
+    return std::nullopt;
+  return j["step"].get<long long>();
+}
+
+result<run_policy> load_policy(const services& svc, const std::string& start, bool resume,
+                               const std::string& reference, std::int64_t start_step) {
+  run_policy p;
+  auto tok_path = policy::checkpoint_tokenizer_path(start);
+  if (!tok_path)
+    return tok_path.err();
+  auto tok = policy::tokenizer::load(*tok_path);
+  if (!tok)
+    return tok.err();
+  p.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
+  auto model = policy::policy_model::load(start);
+  if (!model)
+    return model.err();
+  p.model = std::make_shared<policy::policy_model>(std::move(*model));
+  auto rl = rl_options_of(svc.cfg);
+  p.model->begin_rl(rl);
+  if (resume) {
+    // A damaged optimizer file stops the resume (resuming with fresh moments would be a silent
+    // change of the run); one that does not fit the model is only warned about, as before.
+    if (auto v = policy::verify_checkpoint(start, {"optimizer.safetensors"}); !v)
+      return v.err();
+    if (auto r = p.model->restore_optimizer(start); !r)
+      std::fprintf(stderr, "leap: the optimizer state was not restored (%s); AdamW starts fresh\n",
+                   r.message().c_str());
+  }
+  if (rl.kl_coef > 0)
+    if (auto r = p.model->set_reference(reference); !r)
+      return r.err();
+  auto engine = policy::generation_engine::create(start, svc.cfg.train.generators, start_step);
+  if (!engine)
+    return engine.err();
+  p.engine = std::move(*engine);
+  return p;
+}
+
+} // namespace leap::runtime::train_detail

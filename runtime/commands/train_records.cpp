@@ -1,0 +1,125 @@
+#include "runtime/commands/train_records.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace leap::runtime::train_detail {
+
+namespace {
+
+// Per-node figures of a clustered run (metrics.jsonl's "nodes"): jobs answered and failed, the
+// fraction of its job slots the head kept busy (job time on it, queueing there included / (up
+// time x (compile + execute workers + generate slots))), how
+// often it was lost and came back, and the jobs taken off it when lost.
+double busy_fraction(const msg::node_row& n) {
+  double capacity =
+    n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers + n.generate_slots);
+  return capacity > 0 ? n.busy_seconds / capacity : 0.0;
+}
+
+} // namespace
+
+nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
+  return nlohmann::json{{"step", r.step},
+                        {"acc_at_1", r.acc_at_1},
+                        {"acc_at_2", r.acc_at_2},
+                        {"acc_at_3", r.acc_at_3},
+                        {"turns_per_pass", r.turns_per_pass},
+                        {"activated_groups", r.activated_groups},
+                        {"recovery", r.recovery >= 0 ? nlohmann::json(r.recovery) : nlohmann::json()},
+                        {"compiles", r.compiles},
+                        {"cache_hits", r.cache_hits},
+                        {"cancelled", r.cancelled},
+                        {"dropped", r.dropped},
+                        {"unsupported", r.unsupported},
+                        {"compiles_later_turns", r.compiles_later_turns},
+                        {"attempts", r.attempts},
+                        {"attempts_per_second", attempts_per_s},
+                        {"step_seconds", step_seconds},
+                        {"learn_seconds", r.learn_seconds},
+                        {"outcome", msg::to_string(r.outcome)},
+                        {"loss", r.loss},
+                        {"pg_loss", r.pg_loss},
+                        {"kl", r.kl},
+                        {"clip_fraction", r.clip_fraction},
+                        {"grad_norm", r.grad_norm},
+                        {"tokens", r.tokens},
+                        {"sequences", r.sequences},
+                        {"max_lag", r.max_lag},
+                        {"util_generate", r.util_generate},
+                        {"util_compile", r.util_compile},
+                        {"util_execute", r.util_execute},
+                        {"policy_version", r.policy_version},
+                        {"tasks", r.tasks},
+                        {"epochs", r.epochs}};
+}
+
+nlohmann::json nodes_json(const msg::cluster_status& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& n : s.nodes) {
+    out.push_back({{"node", n.name},
+                   {"state", msg::to_string(n.state)},
+                   {"done", n.done},
+                   {"failed", n.failed},
+                   {"busy_fraction", busy_fraction(n)},
+                   {"lost", n.lost},
+                   {"rejoined", n.rejoined},
+                   {"rerun", n.rerun},
+                   {"rebuilt", n.rebuilt}});
+  }
+  return out;
+}
+
+// The step line's second line in a clustered run: one entry per node.
+std::string nodes_line(const msg::cluster_status& s) {
+  std::string line = "      nodes:";
+  if (s.weights_version >= 0) {
+    char w[128];
+    std::snprintf(w, sizeof w, " weights v%lld %.1f MB to %u node(s) in %.0f ms;",
+                  static_cast<long long>(s.weights_version), s.weights_bytes / 1e6,
+                  s.weights_nodes, s.weights_ms);
+    line += w;
+  }
+  for (const auto& n : s.nodes) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
+                  msg::to_string(n.state), static_cast<unsigned long long>(n.done),
+                  100 * busy_fraction(n),
+                  n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
+                            + std::to_string(n.rerun)).c_str() : "",
+                  n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");
+    line += buf;
+  }
+  return line;
+}
+
+// One line of groups.jsonl: the group, its DCP decision, and every attempt's turns, end,
+// reward and advantages, so anyone can check that a group accounts for all G attempts.
+nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : g.attempts) {
+    nlohmann::json turns = nlohmann::json::array();
+    for (const auto& t : a.turns)
+      turns.push_back({{"status", t.judged ? env::to_string(t.status) : "none"},
+                       {"reason", t.reason},
+                       {"tokens", t.tokens}});
+    attempts.push_back({{"end", algo::to_string(a.end)},
+                        {"end_reason", a.end_reason},
+                        {"solved_turn", a.solved_turn},
+                        {"dropped", a.end == algo::attempt_end::dropped},
+                        {"cancelled", a.end == algo::attempt_end::cancelled},
+                        {"unsupported", a.end == algo::attempt_end::unsupported},
+                        {"ranked", algo::is_ranked(a.end)},
+                        {"reward", a.reward},
+                        {"advantages", a.advantages},
+                        {"turns", turns}});
+  }
+  return nlohmann::json{{"step", step},          {"group", g.group_id},
+                        {"task", g.task},        {"epoch", g.epoch},
+                        {"index", g.index},      {"dcp", algo::to_string(g.dcp)},
+                        {"activated", g.activated}, {"seconds", g.seconds},
+                        {"attempts", attempts}};
+}
+
+
+} // namespace leap::runtime::train_detail
