@@ -70,6 +70,15 @@ nlohmann::json base_record(const corpus::variant& v) {
 
 } // namespace
 
+corpus_options corpus_options_of(const config::sft_section& sft) {
+  corpus_options co;
+  co.bugs_per_kind = sft.bugs_per_kind;
+  co.generated_bugs_per_kind = sft.generated_bugs_per_kind;
+  co.solutions_per_task = sft.solutions_per_task;
+  co.bug_kinds = sft.bug_kinds;
+  return co;
+}
+
 result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_options& opt) {
   auto t0 = std::chrono::steady_clock::now();
   if (opt.out_dir.empty())
@@ -320,15 +329,11 @@ namespace {
 
 int run_corpus(const command_context& ctx) {
   const auto& a = ctx.args;
-  corpus_options co;
+  auto co = corpus_options_of(ctx.svc->cfg.sft);
   auto out = a.opt("--out");
   if (!out)
     return usage_error("corpus needs --out DIR");
   co.out_dir = *out;
-  co.bugs_per_kind = ctx.svc->cfg.sft.bugs_per_kind;
-  co.generated_bugs_per_kind = ctx.svc->cfg.sft.generated_bugs_per_kind;
-  co.solutions_per_task = ctx.svc->cfg.sft.solutions_per_task;
-  co.bug_kinds = ctx.svc->cfg.sft.bug_kinds;
   if (auto seed = a.opt("--seed")) {
     try {
       co.seed = std::stoull(*seed);

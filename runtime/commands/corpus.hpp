@@ -45,6 +45,10 @@ struct corpus_summary {
   std::string corpus_path, stats_path;
 };
 
+// The corpus's shape from [sft]: bugs per kind (bundled and generated), strategies per task and
+// bug kinds; out_dir, seed and tasks are left to the caller.
+corpus_options corpus_options_of(const config::sft_section& sft);
+
 // The JSONL schema, one object per line:
 //   kind "solution" | "buggy": task, family, kind, variant, strategy, [bug, origin], code,
 //     status, reason, feedback, emulation_unsupported, target (true = status correct and a

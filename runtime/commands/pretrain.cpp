@@ -38,7 +38,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   pretrain_summary sum;
   sum.checkpoint_dir = out_dir;
   // 1. The corpus, labelled by the real environment (verdicts cached by content).
-  corpus_options co;
+  auto co = corpus_options_of(cfg.sft);
   // One directory per corpus: the seed, and a hash of whatever else shapes it when that is not
   // the default (runs with different corpora then never rewrite each other's corpus.jsonl).
   co.out_dir = svc.cache_dir + "/corpus/seed-" + std::to_string(cfg.sft.corpus_seed);
@@ -62,10 +62,6 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
-  co.bugs_per_kind = cfg.sft.bugs_per_kind;
-  co.generated_bugs_per_kind = cfg.sft.generated_bugs_per_kind;
-  co.solutions_per_task = cfg.sft.solutions_per_task;
-  co.bug_kinds = cfg.sft.bug_kinds;
   // Train-split tasks only (build_corpus refuses an eval-split one, naming sft.tasks).
   co.tasks = cfg.sft.tasks;
   co.tasks_key = "sft.tasks";
