@@ -5,6 +5,7 @@
 
 #include "common/file_manifest.hpp"
 #include "common/fs.hpp"
+#include "common/sha256.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -70,6 +71,25 @@ result<void> verify_checkpoint(const std::string& dir, const std::vector<std::st
                            "model directory): loading it unverified\n",
                    dir.c_str());
   }
+  return {};
+}
+
+result<void> verify_pinned_checkpoint(const std::string& dir, const std::string& pinned_sha256) {
+  const std::string manifest = dir + "/manifest.json";
+  auto text = read_file(manifest);
+  if (!text)
+    return make_error("checkpoint " + dir + " is pinned (SHA-256 " + pinned_sha256
+                      + ") but its manifest.json cannot be read: " + text.message());
+  const std::string got = sha256_hex(*text);
+  if (got != pinned_sha256)
+    return make_error("checkpoint " + dir + " is not the pinned one: its manifest.json has SHA-256 "
+                      + got + ", the configuration pins " + pinned_sha256
+                      + "; restore the shipped files (git checkout), or, for a warm start you "
+                        "rebuilt on purpose (make warm-start), set the pin to the new hash");
+  auto v = verify_manifest(dir);  // every file it lists
+  if (!v)
+    return make_error("checkpoint " + dir + " is damaged: " + v.message()
+                      + "; restore the shipped files (git checkout)");
   return {};
 }
 

@@ -22,6 +22,12 @@ const std::vector<std::string>& checkpoint_files();
 // and modification times), is not read again.
 result<void> verify_checkpoint(const std::string& dir, const std::vector<std::string>& names = {});
 
+// A checkpoint pinned by the SHA-256 of its manifest.json (64 lower-case hex digits), e.g. the
+// warm start shipped in the repository: the manifest must exist and hash to `pinned_sha256`, and
+// every file it lists must match it. Any other checkpoint under the same path, a rebuilt one or
+// a damaged one is an error that names the directory, both hashes and how to renew the pin.
+result<void> verify_pinned_checkpoint(const std::string& dir, const std::string& pinned_sha256);
+
 // "<dir>/tokenizer.json" if present and intact, else an error.
 result<std::string> checkpoint_tokenizer_path(const std::string& dir);
 

@@ -18,6 +18,7 @@
 #include "common/spawn.hpp"
 #include "common/strings.hpp"
 #include "leap/build_info.hpp"
+#include "policy/checkpoint_verify.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -281,6 +282,11 @@ int run_experiment(const command_context& ctx) {
     return ok;
   };
 
+  if (!own_warm && !base.train.warm_start_sha256.empty())
+    if (auto v = policy::verify_pinned_checkpoint(warm, base.train.warm_start_sha256); !v) {
+      std::fprintf(stderr, "leap experiment: train.warm_start_sha256: %s\n", v.message().c_str());
+      return exit_usage;
+    }
   // The warm start, made once.
   if (!is_checkpoint(warm)) {
     if (!own_warm) {

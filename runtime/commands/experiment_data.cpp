@@ -28,7 +28,8 @@ const std::vector<std::pair<std::string, std::string>> owned_keys = {
   {"train.max_compiles", "the budget is [experiment] max_compiles, the same for every arm"},
   {"train.seed", "the seeds are [experiment] seeds"},
   {"eval.seed", "the eval seed is [experiment] eval_seed"},
-  {"train.warm_start", "every arm starts from the experiment's one warm start"}};
+  {"train.warm_start", "every arm starts from the experiment's one warm start"},
+  {"train.warm_start_sha256", "every arm starts from the experiment's one warm start"}};
 
 std::string where(const std::string& path, const toml::node& n) {
   auto p = n.source().begin;

@@ -182,6 +182,7 @@ struct train_section {
   std::uint64_t seed = 1;      // task order and sampling
   int checkpoint_every = 5;    // steps between checkpoints (the last step always saves)
   std::string warm_start;      // pretrain checkpoint; empty = <out>/pretrain (made if missing)
+  std::string warm_start_sha256; // SHA-256 of warm_start's manifest.json; empty = not pinned
   std::vector<std::string> tasks; // empty = every bundled task
 };
 

@@ -78,6 +78,20 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
     if (!text->empty())
       if (auto hp = parse_host_port(*text); !hp)
         errs.push_back(located(key, std::string(key) + ": " + hp.message()));
+  if (!t.warm_start_sha256.empty()) {
+    bool hex = t.warm_start_sha256.size() == 64;
+    for (char ch : t.warm_start_sha256)
+      hex = hex && ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'));
+    if (!hex)
+      errs.push_back(located("train.warm_start_sha256",
+                             shown("train.warm_start_sha256")
+                                 + " is not a SHA-256 (64 lower-case hex digits)"));
+    if (t.warm_start.empty())
+      errs.push_back(located("train.warm_start_sha256",
+                             "train.warm_start_sha256 pins a warm start, but train.warm_start is "
+                             "empty (from " + origin("train.warm_start")
+                                 + "): set the checkpoint it pins, or clear the pin"));
+  }
   const auto& c = cfg.cluster;
   int tls_set = !c.tls_cert.empty() + !c.tls_key.empty() + !c.tls_ca.empty();
   if (tls_set != 0 && tls_set != 3) {

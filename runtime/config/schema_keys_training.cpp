@@ -228,7 +228,13 @@ void register_train(registry& r) {
         "Steps between checkpoints (the last step always saves).").at_least(1);
   s.key("warm_start", &train_section::warm_start,
         "Pretrain checkpoint to start from; empty = <out>/pretrain, made by `leap pretrain` "
-        "settings when missing.");
+        "settings when missing. A relative path is read from the working directory.");
+  s.key("warm_start_sha256", &train_section::warm_start_sha256,
+        "SHA-256 of train.warm_start's manifest.json (which holds the size and SHA-256 of every "
+        "file of the checkpoint): training refuses a warm start that is not the pinned one, or "
+        "whose files do not match it. The quickstart pins the warm start shipped in "
+        "assets/warm_start; `make warm-start` rebuilds it and renews the pin. Empty = not "
+        "pinned.");
   s.key("tasks", &train_section::tasks,
         "Tasks to train on; empty = every train-split task. Eval-split tasks are refused.");
 }

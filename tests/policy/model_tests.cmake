@@ -8,6 +8,7 @@ add_executable(test_policy_model
   ${CMAKE_CURRENT_SOURCE_DIR}/decode_step_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/model_checkpoint_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_damage_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint_pin_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/hf_checkpoint_test.cpp)
 target_link_libraries(test_policy_model PRIVATE leap_model GTest::gtest_main)
 leap_discover_tests(test_policy_model PROPERTIES LABELS "slow")

@@ -103,7 +103,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "train.gamma", "train.tie_keys",
       "train.speedup_margin", "train.tokens_margin", "train.temperature", "train.top_p",
       "train.max_new_tokens", "train.seed", "train.checkpoint_every", "train.warm_start",
-      "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
+      "train.warm_start_sha256", "train.tasks", "learner.lr", "learner.weight_decay", "learner.grad_clip",
       "learner.clip_low", "learner.clip_high", "learner.kl_coef", "learner.aggregation",
       "learner.micro_batch", "learner.mini_batches", "learner.epochs", "node.listen",
       "node.roles", "node.checkpoint", "node.join", "cluster.nodes", "cluster.listen", "cluster.local_roles", "cluster.queue_per_worker",
@@ -663,6 +663,18 @@ TEST(ConfigConsistency, SelfRepairStepsAreTheLastOfMaxSteps) {
   EXPECT_NE(d.find("sft.max_steps = 0 (from the default)"), std::string::npos) << d;
   EXPECT_TRUE(load_string("[sft]\nmax_steps = 100\nself_repair_steps = 99\n", "x.toml").ok());
   EXPECT_TRUE(load_string("[sft]\nself_repair_steps = 0\n", "x.toml").ok());
+}
+
+TEST(ConfigConsistency, AWarmStartPinIsASha256OfASetWarmStart) {
+  const std::string pin(64, 'a');
+  EXPECT_TRUE(load_string("[train]\nwarm_start = \"w\"\nwarm_start_sha256 = \"" + pin + "\"\n",
+                          "x.toml").ok());
+  EXPECT_EQ(load_error("[train]\nwarm_start = \"w\"\nwarm_start_sha256 = \"ABC\"\n"),
+            "x.toml:3:1: train.warm_start_sha256 = \"ABC\" is not a SHA-256 (64 lower-case hex "
+            "digits)");
+  EXPECT_EQ(load_error("[train]\nwarm_start_sha256 = \"" + pin + "\"\n"),
+            "x.toml:2:1: train.warm_start_sha256 pins a warm start, but train.warm_start is empty "
+            "(from the default): set the checkpoint it pins, or clear the pin");
 }
 
 TEST(ConfigConsistency, OverridesAreCheckedOnceEveryLayerIsApplied) {
