@@ -60,8 +60,7 @@ result<policy_model> policy_model::load(const std::string& dir) {
 
 result<void> policy_model::save(const std::string& dir, const std::string& tokenizer_json_path,
                                 std::int64_t step) const {
-  checkpoint_save_options o;
-  o.optimizer = impl_->opt.get();
+  checkpoint_save_options o;  // no optimizer: nothing resumes an SFT, RL starts a fresh AdamW
   o.state.step = step;
   o.tokenizer_json_path = tokenizer_json_path;
   return save_checkpoint(dir, *impl_->model, o);

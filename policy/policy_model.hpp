@@ -121,8 +121,10 @@ public:
   static result<policy_model> create(const model_config& cfg, std::uint64_t seed);
   // A checkpoint directory (config.json, model.safetensors, optimizer state when present).
   static result<policy_model> load(const std::string& dir);
-  // config.json, model.safetensors, tokenizer.json (copied), optimizer.safetensors after
-  // training, trainer_state.json; atomic (temporary directory renamed into place).
+  // A warm start: config.json, model.safetensors, tokenizer.json (copied), trainer_state.json,
+  // without the optimizer's moments (a third of the size: nothing resumes an SFT, and begin_rl
+  // starts a fresh AdamW); atomic (temporary directory renamed into place). The learner's
+  // checkpoints keep the moments (save_with_state).
   result<void> save(const std::string& dir, const std::string& tokenizer_json_path,
                     std::int64_t step) const;
 

@@ -78,9 +78,10 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   EXPECT_GT(p->turn1_examples, 4u);
   EXPECT_GT(p->repair_examples, 4u);
   EXPECT_GT(p->first_loss, 0.0);
-  for (auto f : {"config.json", "model.safetensors", "tokenizer.json", "optimizer.safetensors",
-                 "trainer_state.json"})
+  for (auto f : {"config.json", "model.safetensors", "tokenizer.json", "trainer_state.json",
+                 "manifest.json"})
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+  EXPECT_FALSE(fs::exists(dir + "/optimizer.safetensors")) << "a warm start has no moments";
   auto e = evaluate_checkpoint(**svc, dir, false);
   ASSERT_TRUE(e.ok()) << e.message();
   ASSERT_EQ(e->per_task.size(), 2u);
