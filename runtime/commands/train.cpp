@@ -64,7 +64,13 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
                          "train with generation.source = \"policy\".\n");
     return exit_usage;
   }
-  // The task list: train-split tasks only (the eval split is held out).
+  // The task list: train-split tasks only (the eval split is held out). Generated train tasks
+  // named in train.tasks join the suite (and its hash) without environment.generated_tasks.
+  for (const auto& t : tc.tasks)
+    if (auto added = add_generated_task(svc, t); !added) {
+      std::fprintf(stderr, "leap train: train.tasks: %s\n", added.message().c_str());
+      return exit_usage;
+    }
   auto selected = env::select_tasks(*svc.tasks, "train.tasks", tc.tasks, {env::task_split::train});
   if (!selected) {
     std::fprintf(stderr, "leap train: %s\n", selected.message().c_str());
@@ -161,6 +167,12 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
     }
     start_checkpoint = warm;
   }
+  // A pinned warm start (the quickstart's shipped one) must be the very checkpoint pinned.
+  if (!tc.warm_start_sha256.empty() && (!resume || svc.cfg.learner.kl_coef > 0))
+    if (auto v = policy::verify_pinned_checkpoint(warm, tc.warm_start_sha256); !v) {
+      std::fprintf(stderr, "leap train: train.warm_start_sha256: %s\n", v.message().c_str());
+      return exit_failed;
+    }
   // One compute thread per role (generators, learner): on a small machine they run side by side
   // instead of contending for the same cores.
   policy::set_torch_threads(1);
