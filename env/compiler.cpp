@@ -88,7 +88,7 @@ compiler::handle compiler::start(const task_spec& task, build_request req,
   auto h = std::make_shared<job>();
   h->req = std::move(req);
   h->task = task;
-  h->done = std::move(done);
+  h->set_done(std::move(done));
   h->t0 = std::chrono::steady_clock::now();
   h->key = cache_key(task, h->req);
   h->display_name = h->req.reference ? "reference.cu" : "solution.cu";
@@ -114,12 +114,7 @@ void compiler::begin(const handle& h) {
     r.key = h->key;
     finish(h, std::move(r));
   };
-  bool cancelled = false;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    cancelled = h->cancelled;
-  }
-  if (cancelled)
+  if (h->cancelled())
     return fail(build_status::cancelled, "", "");
   // One builder per key: another job (here or in another leap process sharing the cache) holds
   // it, so wait until it lets go, then look again (most likely a hit).
@@ -138,8 +133,7 @@ void compiler::begin(const handle& h) {
     process_spec spec;
     spec.argv = {flock_tool_, cache_->lock_file(h->key), "true"};
     spec.timeout_seconds = opts_.timeout_seconds;
-    std::lock_guard<std::mutex> lk(h->mtx); // as in next_step: start() never calls back inline
-    h->current = runner_.start(spec, [this, h](process_outcome o) {
+    bool started = h->start(runner_, spec, [this, h](process_outcome o) {
       if (o.cancelled) {
         build_result r;
         r.st = build_status::cancelled;
@@ -158,6 +152,8 @@ void compiler::begin(const handle& h) {
       }
       begin(h); // the holder let go (or the wait ended otherwise): look again
     });
+    if (!started)
+      return fail(build_status::cancelled, "", "");
     return;
   }
   h->lock = std::move(*held);
@@ -205,26 +201,14 @@ void compiler::begin(const handle& h) {
 }
 
 void compiler::cancel(const handle& h) {
-  if (!h)
-    return;
-  process_runner::handle cur;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    h->cancelled = true;
-    cur = h->current;
-  }
-  runner_.cancel(cur);
+  if (h)
+    h->cancel(runner_);
 }
 
 void compiler::finish(const handle& h, build_result r) {
-  std::function<void(build_result)> done;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    if (h->finished)
-      return;
-    h->finished = true;
-    done = std::move(h->done);
-  }
+  auto done = h->take_done();
+  if (!done)
+    return;
   // Deterministic failures are cached too: the same source fails the same way.
   bool cacheable = r.st == build_status::compile_error || r.st == build_status::rejected
                    || r.st == build_status::emulation_unsupported;

@@ -1,9 +1,9 @@
 // A build in progress (env/compiler.hpp), shared by the compiler's files: compiler.cpp (requests,
 // the cache lookup under the key's lock, cancel, finish), compiler_steps.cpp (the steps a build
 // runs, per backend) and compiler_run.cpp (running them one after another, their seconds per
-// stage, a failed step's verdict). Internal: only env/compiler*.cpp include it. A job's `current`,
-// `cancelled` and `finished` are guarded by its mutex (cancel() may come from any thread); its
-// steps run one at a time on the process runner's thread.
+// stage, a failed step's verdict). Internal: only env/compiler*.cpp include it. Cancelling and
+// finishing once are process_job's (cancel() may come from any thread); the steps run one at a
+// time on the process runner's thread.
 #pragma once
 
 #include "common/result.hpp"
@@ -11,6 +11,7 @@
 #include "env/compile_stages.hpp"
 #include "env/compiler.hpp"
 #include "env/process.hpp"
+#include "env/process_job.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -44,20 +45,15 @@ extern const std::vector<std::string> cpu_syntax_check_flags;
 
 } // namespace compiler_detail
 
-struct compiler::job {
+struct compiler::job : process_job<build_result> {
   build_request req;
   task_spec task;
-  std::function<void(build_result)> done;
   std::string key, dir, display_name;
   std::vector<compiler_detail::step> steps;
   std::size_t next = 0;
   std::chrono::steady_clock::time_point t0;
   compile_stage_seconds stages;  // filled as the steps finish (on the runner's thread)
-  std::mutex mtx;
-  process_runner::handle current;
   std::optional<build_cache::key_lock> lock; // held from the lookup to the publish
-  bool cancelled = false;
-  bool finished = false;
 };
 
 } // namespace leap::env

@@ -75,17 +75,17 @@ void compiler::next_step(const handle& h) {
     r.stages = close_stages(h->stages, r.seconds);
     return r;
   };
-  std::unique_lock<std::mutex> lk(h->mtx);
-  if (h->cancelled) {
-    lk.unlock();
+  auto finish_cancelled = [this, &h] {
     build_result r;
     r.st = build_status::cancelled;
     r.key = h->key;
     finish(h, std::move(r));
+  };
+  if (h->cancelled()) {
+    finish_cancelled();
     return;
   }
   if (h->next == h->steps.size()) {
-    lk.unlock();
     // Publish into the cache (env/build_cache: a verified entry renamed into place).
     build_result r = ended();
     nlohmann::json rec{{"status", "ok"}, {"diagnostics", ""}, {"stage", ""}, {"seconds", r.seconds}};
@@ -103,7 +103,6 @@ void compiler::next_step(const handle& h) {
   }
   step& s = h->steps[h->next++];
   if (s.in_process) {
-    lk.unlock();
     auto t_step = std::chrono::steady_clock::now();
     auto done = s.in_process();
     add_step_seconds(h->stages, s,
@@ -128,7 +127,7 @@ void compiler::next_step(const handle& h) {
   auto stage = s.stage;
   auto fail_status = s.fail_status;
   std::size_t index = h->next - 1;
-  h->current = runner_.start(spec, [this, h, stage, fail_status, index, ended](process_outcome o) {
+  bool started = h->start(runner_, spec, [this, h, stage, fail_status, index, ended](process_outcome o) {
     if (o.started && !o.cancelled)
       add_step_seconds(h->stages, h->steps[index], o.seconds, h->dir);
     if (o.success()) {
@@ -164,6 +163,8 @@ void compiler::next_step(const handle& h) {
     }
     finish(h, std::move(r));
   });
+  if (!started)
+    finish_cancelled();  // cancelled since the check above
 }
 
 } // namespace leap::env

@@ -97,7 +97,7 @@ executor::handle executor::start(const task_spec& task, run_request req,
   auto h = std::make_shared<job>();
   h->task = task;
   h->req = std::move(req);
-  h->done = std::move(done);
+  h->set_done(std::move(done));
   h->t0 = std::chrono::steady_clock::now();
   h->seed = opts_.seed != 0 ? opts_.seed : (os_random_u64() | 1ull);
   h->job_text = make_job_text(task, h->seed, opts_.trials, true, h->req.dump_inputs,
@@ -108,27 +108,15 @@ executor::handle executor::start(const task_spec& task, run_request req,
 }
 
 void executor::cancel(const handle& h) {
-  if (!h)
-    return;
-  process_runner::handle cur;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    h->cancelled = true;
-    cur = h->current;
-  }
-  runner_.cancel(cur);
+  if (h)
+    h->cancel(runner_);
 }
 
 void executor::run_one(const handle& h, bool reference) {
   auto fail = [&](const std::string& msg) {
-    std::function<void(result<run_result>)> done;
-    {
-      std::lock_guard<std::mutex> lk(h->mtx);
-      if (h->finished)
-        return;
-      h->finished = true;
-      done = std::move(h->done);
-    }
+    auto done = h->take_done();
+    if (!done)
+      return;
     std::error_code ec;
     for (auto* d : {&h->cand_dir, &h->ref_dir})
       if (!d->empty())
@@ -186,45 +174,42 @@ void executor::run_one(const handle& h, bool reference) {
   spec.timeout_seconds = opts_.timeout_seconds;
   spec.output_limit = opts_.output_limit;
   spec.output_hard_limit = 16u << 20;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    if (h->cancelled) {
-      h->cand.cancelled = true;
-      h->finished = true;
-      auto done = std::move(h->done);
+  bool started = h->start(runner_, spec, [this, h, reference](process_outcome o) {
+    // A candidate killed from outside is run once more: a kill that is not its doing must not
+    // become its verdict. A second one is (reason "killed").
+    if (!reference && killed_from_outside(o) && h->foreign_kills++ == 0) {
       std::error_code ec;
-      fs::remove_all(*dir, ec);
-      run_result rr;
-      rr.v.task = h->task.name;
-      rr.v.backend = h->req.backend;
-      rr.v.st = status::runtime_error;
-      rr.v.reason = "cancelled";
-      rr.v.diagnostics = "cancelled before it ran";
-      done(std::move(rr));
+      fs::remove_all(h->cand_dir, ec);
+      h->cand_dir.clear();
+      run_one(h, false);
       return;
     }
-    h->current = runner_.start(spec, [this, h, reference](process_outcome o) {
-      // A candidate killed from outside is run once more: a kill that is not its doing must not
-      // become its verdict. A second one is (reason "killed").
-      if (!reference && killed_from_outside(o) && h->foreign_kills++ == 0) {
-        std::error_code ec;
-        fs::remove_all(h->cand_dir, ec);
-        h->cand_dir.clear();
-        run_one(h, false);
+    (reference ? h->ref : h->cand) = std::move(o);
+    if (!reference) {
+      // Run the reference only when the candidate produced outputs to compare.
+      auto st = read_file(h->cand_dir + "/" + harness::status_file);
+      auto si = parse_status_file(st ? *st : "");
+      if (h->cand.success() && si.done && !si.failed && !h->cand.cancelled) {
+        run_one(h, true);
         return;
       }
-      (reference ? h->ref : h->cand) = std::move(o);
-      if (!reference) {
-        // Run the reference only when the candidate produced outputs to compare.
-        auto st = read_file(h->cand_dir + "/" + harness::status_file);
-        auto si = parse_status_file(st ? *st : "");
-        if (h->cand.success() && si.done && !si.failed && !h->cand.cancelled) {
-          run_one(h, true);
-          return;
-        }
-      }
-      conclude(h);
-    });
+    }
+    conclude(h);
+  });
+  if (!started) {  // cancelled before this run began
+    h->cand.cancelled = true;
+    std::error_code ec;
+    fs::remove_all(*dir, ec);
+    auto done = h->take_done();
+    if (!done)
+      return;
+    run_result rr;
+    rr.v.task = h->task.name;
+    rr.v.backend = h->req.backend;
+    rr.v.st = status::runtime_error;
+    rr.v.reason = "cancelled";
+    rr.v.diagnostics = "cancelled before it ran";
+    done(std::move(rr));
   }
 }
 

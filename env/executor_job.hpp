@@ -1,12 +1,13 @@
 // A run in progress (env/executor.hpp), shared by the executor's files: executor.cpp (starting
 // the candidate's and the reference's worker processes in their run directories, sandboxed,
 // cancel) and executor_verdict.cpp (reading what the workers left and assembling the verdict).
-// Internal: only env/executor*.cpp include it. A job's `current`, `cancelled` and `finished` are
-// guarded by its mutex (cancel() may come from any thread); the rest is touched by one process
-// callback at a time, on the process runner's thread.
+// Internal: only env/executor*.cpp include it. Cancelling and finishing once are process_job's
+// (cancel() may come from any thread); the rest is touched by one process callback at a time, on
+// the process runner's thread.
 #pragma once
 
 #include "env/executor.hpp"
+#include "env/process_job.hpp"
 
 #include <chrono>
 #include <functional>
@@ -15,19 +16,14 @@
 
 namespace leap::env {
 
-struct executor::job {
+struct executor::job : process_job<result<run_result>> {
   task_spec task;
   run_request req;
-  std::function<void(result<run_result>)> done;
   unsigned long long seed = 0;
   std::string job_text;
   std::string cand_dir, ref_dir;
   process_outcome cand, ref;
   std::chrono::steady_clock::time_point t0;
-  std::mutex mtx;
-  process_runner::handle current;
-  bool cancelled = false;
-  bool finished = false;
   int foreign_kills = 0; // candidate runs ended by a SIGKILL leap did not send
 };
 

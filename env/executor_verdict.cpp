@@ -99,14 +99,9 @@ std::string where(const task_spec& t, int s, int trial) {
 } // namespace
 
 void executor::conclude(const handle& h) {
-  std::function<void(result<run_result>)> done;
-  {
-    std::lock_guard<std::mutex> lk(h->mtx);
-    if (h->finished)
-      return;
-    h->finished = true;
-    done = std::move(h->done);
-  }
+  auto done = h->take_done();
+  if (!done)
+    return;
   run_result rr;
   rr.seed = h->seed;
   verdict& v = rr.v;
