@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/quickstart.toml
 LEAP = $(BUILD)/leap
 
-.PHONY: all deps test-deps configure build run test test-fast bench bench-pipeline clean
+.PHONY: all deps test-deps configure build run warm-start test test-fast bench bench-pipeline clean
 
 all: build
 
@@ -32,6 +32,11 @@ run: build
 	else \
 	  $(LEAP) --config $(CONFIG) train --out $(RUN_DIR); \
 	fi
+
+# Rebuilds assets/warm_start, the warm start `make run` starts from, from scratch with
+# the [policy] and [sft] of configs/quickstart.toml, and renews its pin there (docs/training.md).
+warm-start: build
+	@bash scripts/make-warm-start.sh
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j 2
