@@ -289,7 +289,7 @@ result<void> validate(const scenario& s) {
                       "sped up)");
   if (s.generate.real && s.checkpoint.empty())
     return make_error("bench.generate.model = \"policy\" needs bench.generate.checkpoint (a "
-                      "`leap pretrain` output, e.g. runs/quickstart/pretrain)");
+                      "`leap pretrain` output, e.g. assets/warm_start)");
   if (s.compile.real && !s.generate.real && s.compile_source == "policy")
     return make_error("bench.compile.source = \"policy\" needs a real policy (bench.generate.model "
                       "= \"policy\"); use \"bundled\"");
