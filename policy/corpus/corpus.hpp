@@ -1,4 +1,4 @@
-// The generated kernel corpus (issue 3, "Corpus and warm start"): from the bundled task suite and
+// The generated kernel corpus: from the bundled task suite and
 // a seed, code produces many candidate solutions per task (several correct strategies and block
 // sizes, in one canonical code style) and buggy variants derived from them by mutators. Nothing
 // here labels a variant: runtime/corpus_build runs every variant through the real environment and

@@ -83,7 +83,7 @@ std::vector<tmpl> elementwise_templates(const env::task_spec& t, rng& r);
 std::vector<tmpl> rowwise_templates(const env::task_spec& t, rng& r);
 std::vector<tmpl> reduction_templates(const env::task_spec& t, rng& r);
 std::vector<tmpl> matmul_templates(const env::task_spec& t, rng& r);
-// Issue 17's train tasks: more matmul-family templates (batched / transposed-B / small-K GEMMs,
+// The later train tasks: more matmul-family templates (batched / transposed-B / small-K GEMMs,
 // attention scores, strided and bias+ReLU conv2d), pooling, and indexing (embedding, scatter_add).
 std::vector<tmpl> matmul_more_templates(const env::task_spec& t, rng& r);
 std::vector<tmpl> pooling_templates(const env::task_spec& t, rng& r);

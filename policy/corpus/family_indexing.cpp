@@ -1,4 +1,4 @@
-// Indexing family (issue 17): embedding (a gather of table rows: one thread per output element,
+// Indexing family: embedding (a gather of table rows: one thread per output element,
 // grid-stride, one block per id, one warp per id) and scatter_add (global float atomics, a
 // grid-stride loop of them, a per-block copy of out in shared memory merged with one atomicAdd per
 // bin; out is zeroed first since it arrives uninitialised).

@@ -1,4 +1,4 @@
-// More of the matmul family (issue 17): batched_matmul, matmul_transposed_b, matmul_small_k and
+// More of the matmul family: batched_matmul, matmul_transposed_b, matmul_small_k and
 // attention_scores share one set of GEMM templates over a name map (naive 2-D grid, flat 1-D grid,
 // shared-memory tiles; B read as K x N or as N x K; an optional batch along the grid's z
 // dimension; an optional scale); matmul_small_k adds a grid-stride and a "stage the K rows of B

@@ -1,4 +1,4 @@
-// Pooling family (issue 17): maxpool1d (C x L, window k, stride s) and avgpool2d (C x H x W, k x k
+// Pooling family: maxpool1d (C x L, window k, stride s) and avgpool2d (C x H x W, k x k
 // window, stride s). Four strategies each: one thread per output on a flat 1-D grid, a capped
 // grid-stride loop, a 2-D (maxpool1d: positions x channels) or 3-D (avgpool2d: columns x rows x
 // channels) grid, and a shared-memory tile holding the input span of a block's outputs.

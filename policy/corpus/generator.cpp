@@ -23,7 +23,7 @@ const std::map<std::string, std::string>& families() {
     {"prefix_scan", "reduction"},    {"matvec", "reduction"},
     {"matmul", "matmul"},            {"matmul_bias_relu", "matmul"},   {"transpose", "matmul"},
     {"conv1d", "matmul"},            {"conv2d", "matmul"},             {"attention_head", "matmul"},
-    // issue 17, train tasks
+    // the later train tasks
     {"batched_matmul", "matmul"},    {"matmul_transposed_b", "matmul"}, {"matmul_small_k", "matmul"},
     {"attention_scores", "matmul"},  {"conv2d_strided", "matmul"},     {"conv2d_relu", "matmul"},
     {"maxpool1d", "pooling"},        {"avgpool2d", "pooling"},

@@ -1,5 +1,5 @@
 // Golden outputs of the decoder and the sampler for the quickstart model (bench/quickstart_model.hpp)
-// with seeded random weights, recorded before the decode-speed work (issue 19, "Decode") so that
+// with seeded random weights, recorded before the decode-speed work so that
 // faster decoding provably computes the same thing: greedy tokens (sample_group at G = 8 and
 // G = 1, sample_batch of left-padded prompts) and seeded temperature-1 / top-p samples must be
 // identical, and behaviour log-probs and logits (full forward, cached prefill of a left-padded
