@@ -34,6 +34,13 @@ std::string verified_key(const std::string& dir, const std::string& name) {
 std::mutex memo_mtx;
 std::set<std::string> verified_files, warned_dirs;
 
+// Records files just checked against their manifest, so the loaders do not hash them again.
+void remember_verified(const std::string& dir, const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lk(memo_mtx);
+  for (const auto& n : names)
+    verified_files.insert(verified_key(dir, n));
+}
+
 } // namespace
 
 const std::vector<std::string>& checkpoint_files() {
@@ -58,11 +65,8 @@ result<void> verify_checkpoint(const std::string& dir, const std::vector<std::st
   if (!v)
     return make_error("checkpoint " + dir + " is damaged: " + v.message()
                       + "; restore it from a copy or start from another checkpoint");
-  if (*v == manifest_state::verified) {
-    std::lock_guard<std::mutex> lk(memo_mtx);
-    for (const auto& n : unverified)
-      verified_files.insert(verified_key(dir, n));
-  }
+  if (*v == manifest_state::verified)
+    remember_verified(dir, unverified);
   if (*v == manifest_state::no_manifest) {
     std::lock_guard<std::mutex> lk(memo_mtx);
     if (warned_dirs.insert(fs::absolute(dir, ec).lexically_normal().string()).second)
@@ -90,6 +94,12 @@ result<void> verify_pinned_checkpoint(const std::string& dir, const std::string&
   if (!v)
     return make_error("checkpoint " + dir + " is damaged: " + v.message()
                       + "; restore the shipped files (git checkout)");
+  std::vector<std::string> present;  // every file was just hashed: the loaders need not again
+  std::error_code ec;
+  for (const auto& n : checkpoint_files())
+    if (fs::exists(dir + "/" + n, ec))
+      present.push_back(n);
+  remember_verified(dir, present);
   return {};
 }
 
