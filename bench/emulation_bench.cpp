@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("emu/launch_no_barrier_fibers", bm_launch, variant::no_barrier_fibers)->Apply(blocks);
   benchmark::RegisterBenchmark("emu/launch_no_barrier_loop", bm_launch, variant::no_barrier_loop)->Apply(blocks);
   leap::bench::register_emulation_feature_benchmarks();
+  leap::bench::register_emulation_shared_volatile_benchmarks();
+  leap::bench::register_emulation_half_benchmarks();
+  leap::bench::register_emulation_async_masks_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

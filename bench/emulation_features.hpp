@@ -7,5 +7,11 @@
 namespace leap::bench {
 
 void register_emulation_feature_benchmarks();
+// extern __shared__ forms and volatile class types (emulation_shared_volatile_bench.cpp).
+void register_emulation_shared_volatile_benchmarks();
+// half and bfloat16 arithmetic (emulation_half_bench.cpp).
+void register_emulation_half_benchmarks();
+// asynchronous cp.async, run-time shuffle masks, larger cooperative tiles (emulation_async_masks_bench.cpp).
+void register_emulation_async_masks_benchmarks();
 
 } // namespace leap::bench

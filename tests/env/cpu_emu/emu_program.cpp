@@ -89,4 +89,16 @@ program_result build_and_run(const std::string& name, const std::string& cuda, i
   return r;
 }
 
+std::string load_program(const std::string& file) {
+  const std::string path = std::string(LEAP_EMU_PROGRAMS_DIR) + "/" + file;
+  std::ifstream f(path);
+  if (!f) {
+    ADD_FAILURE() << "cannot read the test program " << path;
+    return {};
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 }  // namespace leap::emu::testing

@@ -24,6 +24,12 @@ struct program_result {
 program_result build_and_run(const std::string& name, const std::string& cuda, int timeout_s = 30,
                              bool raw_cpp = false, const std::string& env = "");
 
+// The whole program tests/env/cpu_emu/programs/<file> (a .cu with its own main() that prints PASS
+// on success). Such programs are plain CUDA: the same file is built with nvcc and run on a GPU
+// (scripts/gpu-check.sh), so what the emulation is tested to do is what a GPU does. Fails the
+// calling test (and returns "") when the file cannot be read.
+std::string load_program(const std::string& file);
+
 // The program was rewritten, compiled, exited 0 and printed PASS (GoogleTest assertions).
 inline void expect_ran_ok(const program_result& r) {
   ASSERT_TRUE(r.rewritten) << r.rewrite_error;
