@@ -355,6 +355,60 @@ std::string cuda(const expr& e, const std::map<std::string, std::string>& names)
   return "g_" + fn + "(" + k[0] + ")";
 }
 
+// A C float literal spelled as prose() spells the number: "3" -> "3.0f", "0.1" -> "0.1f".
+std::string fnum(double v) {
+  std::string s = num(v);
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+// CUDA float text that reads as prose() does: the same operators, parentheses, argument order
+// and function names, so the kernel's expression is the description's formula transcribed
+// (numbers become float literals, |t| fabsf(t), (t)^2 square(t), log(1 + |t|) log1pf(fabsf(t)),
+// exp/tanh/sin/cos their float forms). What a reader of the prose can copy, a model can too.
+std::string literal(const expr& e, const std::map<std::string, std::string>& names, int prec = 0) {
+  switch (e.kind) {
+    case expr::var: return names.at(e.name);
+    case expr::constant: return e.value < 0 && prec > 0 ? "(" + fnum(e.value) + ")" : fnum(e.value);
+    case expr::call: break;
+  }
+  const auto& k = e.kids;
+  auto p = [&](int i, int pr = 0) { return literal(k[static_cast<std::size_t>(i)], names, pr); };
+  auto wrap = [&](int my, const std::string& s) { return my < prec ? "(" + s + ")" : s; };
+  const std::string& fn = e.name;
+  if (fn == "add") return wrap(1, p(0, 1) + " + " + p(1, 1));
+  if (fn == "sub") return wrap(1, p(0, 1) + " - " + p(1, 2));
+  if (fn == "mul") return wrap(2, p(0, 2) + " * " + p(1, 3));
+  if (fn == "div") return wrap(2, p(0, 2) + " / " + p(1, 3));
+  if (fn == "max" || fn == "min") return fn + "(" + p(0) + ", " + p(1) + ")";
+  if (fn == "abs") return "fabsf(" + p(0) + ")";
+  if (fn == "square") return "square(" + p(0) + ")";
+  if (fn == "log1p_abs") return "log1pf(fabsf(" + p(0) + "))";
+  if (fn == "select") return "(" + p(0, 1) + " > " + p(1) + " ? " + p(2) + " : " + p(3) + ")";
+  if (fn == "clamp") return "clamp(" + p(0) + ", " + p(1) + ", " + p(2) + ")";
+  if (fn == "exp" || fn == "tanh" || fn == "sin" || fn == "cos") return fn + "f(" + p(0) + ")";
+  return fn + "(" + p(0) + ")";
+}
+
+// The float helpers literal() calls, each defined only when the expression uses it.
+std::string literal_helpers(const expr& e) {
+  std::set<std::string> fns;
+  collect_fns(e, fns);
+  static const std::vector<std::pair<std::string, std::string>> defs{
+    {"clamp", "__device__ float clamp(float t, float lo, float hi) { return fminf(fmaxf(t, lo), hi); }\n"},
+    {"sigmoid", "__device__ float sigmoid(float t) { return 1.0f / (1.0f + expf(-t)); }\n"},
+    {"softplus", "__device__ float softplus(float t) { return t > 20.0f ? t : log1pf(expf(t)); }\n"},
+    {"relu", "__device__ float relu(float t) { return fmaxf(t, 0.0f); }\n"},
+    {"silu", "__device__ float silu(float t) { return t / (1.0f + expf(-t)); }\n"},
+    {"square", "__device__ float square(float t) { return t * t; }\n"}};
+  std::string s;
+  for (auto& [fn, d] : defs)
+    if (fns.count(fn))
+      s += d;
+  return s.empty() ? s : s + "\n";
+}
+
 const char* cuda_helpers =
   "__device__ double g_abs(double t) { return fabs(t); }\n"
   "__device__ double g_exp(double t) { return exp(t); }\n"
@@ -468,13 +522,12 @@ parts render_ew(const gen_op& op, rng& r) {
   std::vector<std::string> ins{"a", "b", "c"};
   ins.resize(static_cast<std::size_t>(op.inputs));
   std::vector<range_t> ranges{{-2, 2}, {-1, 1}, {0, 3}, {-3, 1}, {-1.5, 2.5}};
-  std::map<std::string, std::string> pn, cn;
+  std::map<std::string, std::string> pn;
   std::string range_text;
   for (auto& v : ins) {
     auto rg = r.pick(ranges);
     p.args.push_back({v, "const float*", "input", "n", uniform(rg)});
     pn[v] = v + "[i]";
-    cn[v] = "(double)" + v + "[i]";
     range_text += (range_text.empty() ? "" : ", ") + v + " in [" + num(rg.lo) + ", " + num(rg.hi) + "]";
   }
   p.args.push_back({"out", "float*", "output", "n", ""});
@@ -507,8 +560,9 @@ parts render_ew(const gen_op& op, rng& r) {
     params += (params.empty() ? "" : ", ") + a.ctype + " " + a.name;
     call += (call.empty() ? "" : ", ") + a.name;
   }
-  p.kernels = "__global__ void gen_kernel(" + params + ") {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-              "  if (i >= n) return;\n  out[i] = (float)" + cuda(op.body, cn) + ";\n}\n";
+  p.kernels = literal_helpers(op.body) + "__global__ void gen_kernel(" + params + ") {\n"
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "  if (i >= n) return;\n  out[i] = " + literal(op.body, pn) + ";\n}\n";
   p.launch = launch_1d("gen_kernel", "n", call);
   return p;
 }
@@ -1253,7 +1307,9 @@ std::string signature_of(const parts& p) {
 std::string render_reference(const std::string& name, const gen_op& op, const parts& p) {
   std::ostringstream s;
   s << ir_marker << serialize(op) << "\n";
-  s << "// Reference for generated task " << name << ": naive and correct, computed in double.\n"
+  const bool in_double = p.kernels.find("double") != std::string::npos;
+  s << "// Reference for generated task " << name << ": naive and correct, computed in "
+    << (in_double ? "double" : "float32 as the description writes it") << ".\n"
     << "// Used by leap as ground truth for candidates; compiled by nvcc and by the CPU emulation.\n"
     << "#include <cuda_runtime.h>\n#include <math.h>\n\n";
   bool needs_helpers = p.kernels.find("g_") != std::string::npos;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <set>
 
 using namespace leap;
@@ -169,6 +170,45 @@ TEST(TaskgenSuite, EveryTaskIsWellFormed) {
     EXPECT_TRUE(check_tolerance(t.op, s.atol, s.rtol, 1).ok()) << t.name;
   }
   EXPECT_FALSE(op_of_reference("#include <cuda_runtime.h>\n").ok());
+}
+
+// The elementwise reference writes the description's formula as the description writes it (same
+// operators, parentheses, argument order and names; numbers as float literals, exp/tanh/sin/cos
+// as their float forms), so a reader, or a model, can copy it: undoing exactly those spellings
+// turns the kernel's `out[i] = ...;` into the prose's `out[i] = ... .` for every task whose prose
+// has no |t|, (t)^2 or log(1 + |t|), which have their own C forms.
+TEST(TaskgenSuite, ElementwiseReferencesTranscribeTheDescriptionsFormula) {
+  auto line_after = [](const std::string& text, const std::string& from, char end) {
+    auto p = text.find(from);
+    if (p == std::string::npos)
+      return std::string();
+    auto e = text.find('\n', p);
+    std::string l = text.substr(p, e == std::string::npos ? e : e - p);
+    while (!l.empty() && l.back() == end)
+      l.pop_back();
+    return l;
+  };
+  const std::regex float_literal(R"((\d)(\.0)?f\b)");
+  const std::regex float_fn(R"(\b(exp|tanh|sin|cos)f\()");
+  int checked = 0, ew_tasks = 0;
+  for (auto& t : big_suite()) {
+    if (t.op.fam != family::ew)
+      continue;
+    ++ew_tasks;
+    const auto& s = t.spec;
+    std::string prose = line_after(s.description, "out[i] = ", '.');
+    std::string code = line_after(s.reference_source, "  out[i] = ", ';');
+    ASSERT_FALSE(prose.empty()) << t.name;
+    ASSERT_FALSE(code.empty()) << t.name << ":\n" << s.reference_source;
+    EXPECT_EQ(code.find("double"), std::string::npos) << t.name;
+    if (prose.find_first_of("|^") != std::string::npos)
+      continue;
+    code = std::regex_replace(std::regex_replace(code.substr(2), float_literal, "$1"), float_fn, "$1(");
+    EXPECT_EQ(code, prose) << t.name;
+    ++checked;
+  }
+  EXPECT_GT(ew_tasks, 500);
+  EXPECT_GT(checked, ew_tasks / 2) << "most elementwise formulas have no |t| or (t)^2";
 }
 
 TEST(TaskgenTolerance, RefusesWhatDegenerateAnswersPass) {
