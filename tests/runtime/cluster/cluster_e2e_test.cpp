@@ -287,38 +287,72 @@ TEST_F(cluster_fixture, TrainSurvivesANodeKilledMidRunAndUsesItAgainWhenItReturn
     EXPECT_TRUE(p->exited(std::chrono::seconds(30)));
 }
 
-TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadIsUsedAndClusterStatusShowsIt) {
+// The --set values of a TLS identity: dir/who.pem and .key, trusting dir/ca.pem.
+std::vector<std::string> tls(const std::string& dir, const std::string& who,
+                             const std::string& ca = "ca") {
+  return {"--set", "cluster.tls_cert=" + dir + "/" + who + ".pem",
+          "--set", "cluster.tls_key=" + dir + "/" + who + ".key",
+          "--set", "cluster.tls_ca=" + dir + "/" + ca + ".pem"};
+}
+
+// Joining over TLS, the way a cluster off loopback runs: the head (certificate DNS:head.example)
+// dials its listed node and the joining node back by address (their certificates name
+// 127.0.0.1); the joining node and `leap cluster status` dial the head by address and accept
+// its certificate through cluster.tls_peer_names. A node whose certificate another CA signed
+// cannot join: it says so and keeps trying, and the head never lists it.
+TEST_F(cluster_fixture, ANodeThatJoinsARunningHeadOverTlsIsUsedAndClusterStatusShowsIt) {
   auto warm = test::warm_start();
   ASSERT_FALSE(warm.empty());
-  auto a = start_node("node-a");
+  const std::string pki = root + "/pki";
+  fs::create_directories(pki);
+  ASSERT_TRUE(make_pki(pki)) << "the openssl CLI could not make test certificates";
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::vector<std::string> head_name = {"--set", "cluster.tls_peer_names=[\"head.example\"]"};
+  auto a = start_node("node-a", tls(pki, "node"));
   ASSERT_FALSE(a.empty());
   auto port = runtime::free_port("127.0.0.1");
   ASSERT_TRUE(port) << port.message();
   const std::string listen = "127.0.0.1:" + std::to_string(*port);
   const std::string out = root + "/run";
-  auto& head = start("head", train_args(warm, {a}, {"train.steps=8", "train.group_size=4",
-                                                    "cluster.listen=" + listen}));
+  std::vector<std::string> head_args = tls(pki, "head");
+  for (auto& kv : train_args(warm, {a}, {"train.steps=8", "train.group_size=4", "cluster.listen=" + listen}))
+    head_args.push_back(kv);
+  auto& head = start("head", head_args);
   ASSERT_TRUE(head.wait_for("nodes may join at", std::chrono::seconds(120), true)) << head.err();
   // A node that was never listed asks to be used; it also generates (the head does not: its
   // cluster.local_roles is empty), from the head's weights, which reach it at every step.
   auto c = start_node("node-c",
-                      {"--set", "node.roles=[\"compile\", \"execute\", \"generate\"]",
-                       "--set", "node.checkpoint=" + warm, "--set", "train.generators=1"},
+                      with(with(tls(pki, "node"), head_name),
+                           {"--set", "node.roles=[\"compile\", \"execute\", \"generate\"]",
+                            "--set", "node.checkpoint=" + warm, "--set", "train.generators=1"}),
                       "127.0.0.1:0", listen);
   ASSERT_FALSE(c.empty());
   auto& jn = *procs.back();
   ASSERT_TRUE(head.wait_for("node " + c + " joined", std::chrono::seconds(30), true))
     << head.err() << jn.err();
-  // `leap cluster status` asks the running head.
-  auto& st = start("status", {"cluster", "status", "--head", listen, "--json"});
+  // A stranger: a certificate of another CA. Its join fails at the handshake and it says so.
+  auto rogue = start_node("node-rogue", with(tls(pki, "rogue"), head_name),
+                          "127.0.0.1:0", listen);
+  ASSERT_FALSE(rogue.empty());
+  auto& rg = *procs.back();
+  EXPECT_TRUE(rg.wait_for("join: ", std::chrono::seconds(30), true)) << rg.err();
+  // `leap cluster status` asks the running head, over TLS.
+  auto& st = start("status", with(with(tls(pki, "node"), head_name),
+                                  {"cluster", "status", "--head", listen, "--json"}));
   ASSERT_TRUE(st.exited(std::chrono::seconds(30)));
   ASSERT_TRUE(st.exited_ok()) << st.err();
   auto status = nlohmann::json::parse(st.out());
   ASSERT_EQ(status["nodes"].size(), 2u) << status.dump();
   bool c_up = false;
-  for (auto& n : status["nodes"])
+  for (auto& n : status["nodes"]) {
     c_up = c_up || (n["node"] == c && n["state"] == "up");
+    EXPECT_NE(n["node"], rogue) << status.dump();
+  }
   EXPECT_TRUE(c_up) << status.dump();
+  EXPECT_EQ(rg.err().find("joined the head"), std::string::npos) << rg.err();
   ASSERT_TRUE(head.exited(std::chrono::seconds(600)));
   ASSERT_TRUE(head.exited_ok()) << head.err();
   EXPECT_NE(jn.err().find("joined the head"), std::string::npos) << jn.err();
@@ -365,13 +399,6 @@ TEST_F(cluster_fixture, ARunWhoseOnlyNodeDiesStopsOnMaxLostSteps) {
   ASSERT_GE(m.size(), 2u) << head.err();
   EXPECT_LT(m.size(), 20u);
   EXPECT_EQ(m.back()["dropped"], m.back()["attempts"]) << m.back().dump();
-}
-
-std::vector<std::string> tls(const std::string& dir, const std::string& who,
-                             const std::string& ca = "ca") {
-  return {"--set", "cluster.tls_cert=" + dir + "/" + who + ".pem",
-          "--set", "cluster.tls_key=" + dir + "/" + who + ".key",
-          "--set", "cluster.tls_ca=" + dir + "/" + ca + ".pem"};
 }
 
 TEST_F(cluster_fixture, TlsWithMutualAuthenticationRefusesStrangers) {
