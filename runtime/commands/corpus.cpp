@@ -343,9 +343,8 @@ int run_corpus(const command_context& ctx) {
   }
   if (a.opts.count("--task"))
     co.tasks = a.opts.at("--task");
-  for (auto& t : co.tasks)
-    if (auto added = add_generated_task(*ctx.svc, t); !added)
-      return usage_error("--task " + t + ": " + added.message());
+  if (auto added = add_generated_tasks(*ctx.svc, co.tasks, "--task"); !added)
+    return usage_error(added.message());
   for (auto& t : co.tasks)
     if (!ctx.svc->tasks->count(t))
       return usage_error("unknown task '" + t + "'");

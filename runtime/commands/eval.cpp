@@ -270,9 +270,8 @@ std::string eval_set_of(const std::string& task) {
 result<eval_summary> evaluate_checkpoint(services& svc, const std::string& dir, bool show) {
   const auto& cfg = svc.cfg;
   auto t_start = std::chrono::steady_clock::now();
-  for (const auto& t : cfg.eval.tasks)
-    if (auto added = add_generated_task(svc, t); !added)
-      return make_error("eval.tasks: " + added.message());
+  if (auto added = add_generated_tasks(svc, cfg.eval.tasks, "eval.tasks"); !added)
+    return added.err();
   std::vector<env::task_split> splits;
   if (cfg.eval.split != config::eval_split::train)
     splits.push_back(env::task_split::eval);

@@ -67,9 +67,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   co.tasks_key = "sft.tasks";
   // Generated tasks named in sft.tasks, and the first sft.generated_tasks generated train tasks,
   // join the catalog (before any evaluator holds it) and the corpus.
-  for (const auto& t : cfg.sft.tasks)
-    if (auto added = add_generated_task(svc, t); !added)
-      return make_error("sft.tasks: " + added.message());
+  if (auto added = add_generated_tasks(svc, cfg.sft.tasks, "sft.tasks"); !added)
+    return added.err();
   if (cfg.sft.generated_tasks > 0) {
     taskgen::gen_options go;
     go.seed = cfg.environment.generated_seed;

@@ -66,11 +66,10 @@ int cmd_train(services& svc, const std::string& out_dir, bool resume) {
   }
   // The task list: train-split tasks only (the eval split is held out). Generated train tasks
   // named in train.tasks join the suite (and its hash) without environment.generated_tasks.
-  for (const auto& t : tc.tasks)
-    if (auto added = add_generated_task(svc, t); !added) {
-      std::fprintf(stderr, "leap train: train.tasks: %s\n", added.message().c_str());
-      return exit_usage;
-    }
+  if (auto added = add_generated_tasks(svc, tc.tasks, "train.tasks"); !added) {
+    std::fprintf(stderr, "leap train: %s\n", added.message().c_str());
+    return exit_usage;
+  }
   auto selected = env::select_tasks(*svc.tasks, "train.tasks", tc.tasks, {env::task_split::train});
   if (!selected) {
     std::fprintf(stderr, "leap train: %s\n", selected.message().c_str());

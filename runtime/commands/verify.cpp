@@ -148,9 +148,8 @@ int run_verify(const command_context& ctx) {
   auto& svc = *ctx.svc;
   const auto& a = ctx.args;
   if (a.opts.count("--task"))
-    for (auto& n : a.opts.at("--task"))
-      if (auto added = add_generated_task(svc, n); !added)
-        return usage_error(added.message());
+    if (auto added = add_generated_tasks(svc, a.opts.at("--task"), "--task"); !added)
+      return usage_error(added.message());
   auto made = evaluator::create(svc);
   if (!made)
     return usage_error(made.message());

@@ -57,6 +57,24 @@ result<void> add_generated_task(services& s, const std::string& name) {
   return {};
 }
 
+result<void> add_generated_tasks(services& s, const std::vector<std::string>& names,
+                                 const std::string& what) {
+  std::shared_ptr<std::map<std::string, env::task_spec>> m;
+  for (const auto& name : names) {
+    if ((m ? m->count(name) : s.tasks->count(name)) || !taskgen::is_generated_name(name))
+      continue;
+    auto t = taskgen::generate_task(s.cfg.environment.generated_seed, name);
+    if (!t)
+      return make_error(what + ": " + t.message());
+    if (!m)
+      m = std::make_shared<std::map<std::string, env::task_spec>>(*s.tasks);
+    (*m)[name] = t->spec;
+  }
+  if (m)
+    s.tasks = m;
+  return {};
+}
+
 std::string default_cache_dir() {
   if (const char* d = std::getenv("LEAP_CACHE_DIR"); d && *d)
     return d;

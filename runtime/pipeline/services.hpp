@@ -46,5 +46,9 @@ taskgen::gen_options generated_options(const config::leap_config& cfg);
 // without enabling the whole generated suite. Call before an evaluator holds the catalog (CLI
 // main thread). No-op for other names; an error for a generated name that does not exist.
 result<void> add_generated_task(services& s, const std::string& name);
+// add_generated_task() for every name of a task list, the catalog copied once; the error starts
+// with `what`, the key or option that listed them ("train.tasks", "--task").
+result<void> add_generated_tasks(services& s, const std::vector<std::string>& names,
+                                 const std::string& what);
 
 } // namespace leap::runtime
