@@ -280,18 +280,36 @@ std::string cnum(double v) { // a C double literal
   return "(" + s + ")";
 }
 
-// Infix text for prose. `names` maps variables to what the reader sees (a -> "a[i]").
-std::string prose(const expr& e, const std::map<std::string, std::string>& names, int prec = 0) {
+// A C float literal spelled as the prose spells the number: "3" -> "3.0f", "0.1" -> "0.1f".
+std::string fnum(double v) {
+  std::string s = num(v);
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+// Infix text of an expression, with the operators, parentheses, argument order and function names
+// of the prose in both spellings: `prose` for the description, `c_float` for a float CUDA kernel
+// that transcribes it (numbers become float literals, |t| fabsf(t), (t)^2 square(t),
+// log(1 + |t|) log1pf(fabsf(t)), exp/tanh/sin/cos their float forms), so what a reader of the
+// prose can copy, a model can too. `names` maps variables to what is written (a -> "a[i]").
+enum class spelling { prose, c_float };
+std::string infix(const expr& e, const std::map<std::string, std::string>& names, spelling sp,
+                  int prec = 0) {
+  const bool c = sp == spelling::c_float;
   switch (e.kind) {
     case expr::var: {
       auto it = names.find(e.name);
       return it == names.end() ? e.name : it->second;
     }
-    case expr::constant: return e.value < 0 && prec > 0 ? "(" + num(e.value) + ")" : num(e.value);
+    case expr::constant: {
+      const std::string v = c ? fnum(e.value) : num(e.value);
+      return e.value < 0 && prec > 0 ? "(" + v + ")" : v;
+    }
     case expr::call: break;
   }
   const auto& k = e.kids;
-  auto p = [&](int i, int pr = 0) { return prose(k[static_cast<std::size_t>(i)], names, pr); };
+  auto p = [&](int i, int pr = 0) { return infix(k[static_cast<std::size_t>(i)], names, sp, pr); };
   auto wrap = [&](int my, const std::string& s) { return my < prec ? "(" + s + ")" : s; };
   const std::string& fn = e.name;
   if (fn == "add") return wrap(1, p(0, 1) + " + " + p(1, 1));
@@ -299,12 +317,16 @@ std::string prose(const expr& e, const std::map<std::string, std::string>& names
   if (fn == "mul") return wrap(2, p(0, 2) + " * " + p(1, 3));
   if (fn == "div") return wrap(2, p(0, 2) + " / " + p(1, 3));
   if (fn == "max" || fn == "min") return fn + "(" + p(0) + ", " + p(1) + ")";
-  if (fn == "abs") return "|" + p(0) + "|";
-  if (fn == "square") return "(" + p(0) + ")^2";
-  if (fn == "log1p_abs") return "log(1 + |" + p(0) + "|)";
+  if (fn == "abs") return c ? "fabsf(" + p(0) + ")" : "|" + p(0) + "|";
+  if (fn == "square") return c ? "square(" + p(0) + ")" : "(" + p(0) + ")^2";
+  if (fn == "log1p_abs") return c ? "log1pf(fabsf(" + p(0) + "))" : "log(1 + |" + p(0) + "|)";
   if (fn == "select") return "(" + p(0, 1) + " > " + p(1) + " ? " + p(2) + " : " + p(3) + ")";
   if (fn == "clamp") return "clamp(" + p(0) + ", " + p(1) + ", " + p(2) + ")";
+  if (c && (fn == "exp" || fn == "tanh" || fn == "sin" || fn == "cos")) return fn + "f(" + p(0) + ")";
   return fn + "(" + p(0) + ")";
+}
+std::string prose(const expr& e, const std::map<std::string, std::string>& names) {
+  return infix(e, names, spelling::prose);
 }
 
 void collect_fns(const expr& e, std::set<std::string>& out) {
@@ -355,43 +377,7 @@ std::string cuda(const expr& e, const std::map<std::string, std::string>& names)
   return "g_" + fn + "(" + k[0] + ")";
 }
 
-// A C float literal spelled as prose() spells the number: "3" -> "3.0f", "0.1" -> "0.1f".
-std::string fnum(double v) {
-  std::string s = num(v);
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s + "f";
-}
-
-// CUDA float text that reads as prose() does: the same operators, parentheses, argument order
-// and function names, so the kernel's expression is the description's formula transcribed
-// (numbers become float literals, |t| fabsf(t), (t)^2 square(t), log(1 + |t|) log1pf(fabsf(t)),
-// exp/tanh/sin/cos their float forms). What a reader of the prose can copy, a model can too.
-std::string literal(const expr& e, const std::map<std::string, std::string>& names, int prec = 0) {
-  switch (e.kind) {
-    case expr::var: return names.at(e.name);
-    case expr::constant: return e.value < 0 && prec > 0 ? "(" + fnum(e.value) + ")" : fnum(e.value);
-    case expr::call: break;
-  }
-  const auto& k = e.kids;
-  auto p = [&](int i, int pr = 0) { return literal(k[static_cast<std::size_t>(i)], names, pr); };
-  auto wrap = [&](int my, const std::string& s) { return my < prec ? "(" + s + ")" : s; };
-  const std::string& fn = e.name;
-  if (fn == "add") return wrap(1, p(0, 1) + " + " + p(1, 1));
-  if (fn == "sub") return wrap(1, p(0, 1) + " - " + p(1, 2));
-  if (fn == "mul") return wrap(2, p(0, 2) + " * " + p(1, 3));
-  if (fn == "div") return wrap(2, p(0, 2) + " / " + p(1, 3));
-  if (fn == "max" || fn == "min") return fn + "(" + p(0) + ", " + p(1) + ")";
-  if (fn == "abs") return "fabsf(" + p(0) + ")";
-  if (fn == "square") return "square(" + p(0) + ")";
-  if (fn == "log1p_abs") return "log1pf(fabsf(" + p(0) + "))";
-  if (fn == "select") return "(" + p(0, 1) + " > " + p(1) + " ? " + p(2) + " : " + p(3) + ")";
-  if (fn == "clamp") return "clamp(" + p(0) + ", " + p(1) + ", " + p(2) + ")";
-  if (fn == "exp" || fn == "tanh" || fn == "sin" || fn == "cos") return fn + "f(" + p(0) + ")";
-  return fn + "(" + p(0) + ")";
-}
-
-// The float helpers literal() calls, each defined only when the expression uses it.
+// The float helpers infix(c_float) calls, each defined only when the expression uses it.
 std::string literal_helpers(const expr& e) {
   std::set<std::string> fns;
   collect_fns(e, fns);
@@ -562,7 +548,7 @@ parts render_ew(const gen_op& op, rng& r) {
   }
   p.kernels = literal_helpers(op.body) + "__global__ void gen_kernel(" + params + ") {\n"
               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-              "  if (i >= n) return;\n  out[i] = " + literal(op.body, pn) + ";\n}\n";
+              "  if (i >= n) return;\n  out[i] = " + infix(op.body, pn, spelling::c_float) + ";\n}\n";
   p.launch = launch_1d("gen_kernel", "n", call);
   return p;
 }
