@@ -1575,6 +1575,24 @@ std::map<std::string, std::vector<double>> sample_inputs(const parts& p, std::ui
   return in;
 }
 
+// The paths (child indices from the root) of every call node of `e`, parents first.
+void call_paths(const expr& e, std::vector<std::size_t>& path, std::vector<std::vector<std::size_t>>& out) {
+  if (e.kind == expr::call)
+    out.push_back(path);
+  for (std::size_t i = 0; i < e.kids.size(); ++i) {
+    path.push_back(i);
+    call_paths(e.kids[i], path, out);
+    path.pop_back();
+  }
+}
+template <class E>
+E& node_at(E& e, const std::vector<std::size_t>& path) {
+  E* x = &e;
+  for (auto i : path)
+    x = &x->kids[i];
+  return *x;
+}
+
 result<void> check_parts(const gen_op& op, const parts& p) {
   auto in = sample_inputs(p, 0x5eed);
   auto want = eval_op<double>(op, p.sample, in);
@@ -1602,6 +1620,24 @@ result<void> check_parts(const gen_op& op, const parts& p) {
   for (auto& [name, v] : in)
     if (v.size() >= want.size() && tol(v))
       return make_error("a copy of input '" + name + "' passes the tolerance" + t);
+  // Every operation of the formula must matter on the test inputs: a candidate that drops one (a
+  // clamp its argument never reaches, a select branch never taken, a max always decided the
+  // same way) and writes one of its arguments instead must fail.
+  for (expr gen_op::*field : {&gen_op::body, &gen_op::map}) {
+    std::vector<std::vector<std::size_t>> paths;
+    std::vector<std::size_t> path;
+    call_paths(op.*field, path, paths);
+    for (const auto& at : paths) {
+      const expr& node = node_at(op.*field, at);
+      for (const auto& kid : node.kids) {
+        gen_op cut = op;
+        node_at(cut.*field, at) = kid;
+        if (tol(eval_op<double>(cut, p.sample, in)))
+          return make_error("the formula without " + node.name + " (" + to_text(node) + " replaced by "
+                            + to_text(kid) + ") passes the tolerance on the test inputs" + t);
+      }
+    }
+  }
   // A naive float32 evaluation must pass (else the tolerance is unfair to solvers).
   std::map<std::string, std::vector<float>> inf;
   for (auto& [name, v] : in)

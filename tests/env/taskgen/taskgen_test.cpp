@@ -224,6 +224,17 @@ TEST(TaskgenTolerance, RefusesWhatDegenerateAnswersPass) {
   auto cst = check_tolerance(ew(1, "add(mul(sin(a),0.000000001),3)"), 1e-5, 1e-4);
   ASSERT_FALSE(cst.ok());
   EXPECT_NE(cst.message().find("constant"), std::string::npos) << cst.message();
+  // Every operation must matter on the test inputs (every input range the family draws lies in
+  // [-3, 3]): with a > -5 always true, writing the then-branch passes; a clamp to [-5, 5] is never
+  // reached, so dropping it passes. A threshold inside every range is fine.
+  auto branch = check_tolerance(ew(2, "select(a,-5,mul(b,2),cos(b))"), 1e-5, 1e-4);
+  ASSERT_FALSE(branch.ok());
+  EXPECT_NE(branch.message().find("without select"), std::string::npos) << branch.message();
+  auto clamp = check_tolerance(ew(1, "mul(clamp(a,-5,5),2)"), 1e-5, 1e-4);
+  ASSERT_FALSE(clamp.ok());
+  EXPECT_NE(clamp.message().find("without clamp (clamp(a,-5,5) replaced by a)"), std::string::npos)
+    << clamp.message();
+  EXPECT_TRUE(check_tolerance(ew(2, "select(a,0.5,mul(b,2),cos(b))"), 1e-5, 1e-4).ok());
   // tanh(a) is fine at a sensible tolerance, refused at a tolerance of 10.
   EXPECT_TRUE(check_tolerance(ew(1, "tanh(a)"), 1e-5, 1e-4).ok());
   EXPECT_FALSE(check_tolerance(ew(1, "tanh(a)"), 10, 0).ok());
