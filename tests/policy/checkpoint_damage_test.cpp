@@ -4,6 +4,7 @@
 // one is still an error naming it.
 #include "common/fs.hpp"
 #include "policy/checkpoint.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,13 +32,7 @@ model_config small_config() {
   return c;
 }
 
-struct temp_dir {
-  std::string path = *leap::make_temp_dir(leap::temp_root(), "leap-ckpt-damage-");
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using leap::test::temp_dir;
 
 // A checkpoint with every file: weights, AdamW moments after one step, state and tokenizer.
 void save_full(const std::string& dir) {

@@ -10,6 +10,7 @@
 #include "common/fs.hpp"
 #include "policy/hf_files.hpp"
 #include "policy/tensor_file.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,11 +24,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() { path = *leap::make_temp_dir(leap::temp_root(), "leap-hf-"); }
-  ~temp_dir() { fs::remove_all(path); }
-};
+using leap::test::temp_dir;
 
 void write(const std::string& path, const std::string& text) {
   auto r = leap::write_file_atomic(path, text);

@@ -4,6 +4,7 @@
 
 #include "common/fs.hpp"
 #include "policy/tensor_file.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,11 +29,7 @@ model_config tiny_config(std::int64_t d_ff = 172, bool tie = false) {
   return c;
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir() { path = *leap::make_temp_dir(leap::temp_root(), "leap-ckpt-"); }
-  ~temp_dir() { fs::remove_all(path); }
-};
+using leap::test::temp_dir;
 
 void train_steps(decoder& m, torch::optim::AdamW& opt, const torch::Tensor& ids, int n) {
   for (int i = 0; i < n; ++i) {

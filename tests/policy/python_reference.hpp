@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/fs.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,21 +33,6 @@ inline std::string quoted(const std::string& s) {
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
-
-struct temp_dir {
-  std::string path;
-  explicit temp_dir(const char* prefix) {
-    auto d = make_temp_dir(temp_root(), prefix);
-    EXPECT_TRUE(d.ok()) << d.message();
-    if (d) path = *d;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
 
 // Runs `python reference_dir/<script> <args>` (args already shell-quoted) with stdin from `in`
 // (none when empty) and stdout to `out`; stderr goes to `err`. Fails the test (naming the command

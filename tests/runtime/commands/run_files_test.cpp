@@ -5,6 +5,7 @@
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "runtime/commands/run_files.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,13 +18,7 @@ using namespace leap::runtime;
 
 namespace {
 
-struct temp_dir {
-  std::string path = *make_temp_dir(temp_root(), "leap-run-files-");
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using leap::test::temp_dir;
 
 } // namespace
 

@@ -10,6 +10,7 @@
 #include "env/process.hpp"
 #include "policy/checkpoint_verify.hpp"
 #include "runtime/config/config.hpp"
+#include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,13 +22,7 @@ using namespace leap;
 
 namespace {
 
-struct temp_dir {
-  std::string path = *make_temp_dir(temp_root(), "leap-warm-start-e2e-");
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using leap::test::temp_dir;
 
 // The tiny model and corpus (two bundled tasks, two generated ones; no bug variants, no
 // self-repair) in place of the quickstart's 1.6M-parameter model on 22 tasks.
