@@ -109,13 +109,12 @@ class rewriter {
       if (is_launch_start(i)) {
         i = rewrite_launch(i);
         ++out.launches;
-      } else if (text(i) == "extern" && extern_shared(i)) {
-        // handled, i moved past the declaration
-      } else if (text(i) == "__shared__" && rewrite_volatile_shared_array(token_view{src_, toks_}, i, edits_, i)) {
-        uses_sync_ = true;
-        ++out.volatile_pointers;
       } else if (text(i) == "__shared__") {
-        plain_shared(i);
+        shared_rewrite s = rewrite_shared_declaration(token_view{src_, toks_}, i, edits_);
+        if (!s.error.empty() && live_[static_cast<std::size_t>(toks_[i].line)]) fail(s.line, s.error);
+        if (s.lockstep > 0) uses_sync_ = true;  // the lockstep at volatile accesses needs the fiber path
+        out.volatile_pointers += s.lockstep;
+        i = s.last;
       } else if ((text(i) == "asm" || text(i) == "__asm__" || text(i) == "__asm") && live_[static_cast<std::size_t>(toks_[i].line)]) {
         i = inline_asm(i);
       } else if (text(i) == "volatile" && rewrite_volatile_pointer(token_view{src_, toks_}, i, edits_)) {
@@ -320,53 +319,6 @@ class rewriter {
     for (int k = newlines(out); k < newlines(original); ++k) out += directive ? "\\\n" : "\n";
   }
 
-  // Skips GNU/CUDA alignment attributes starting at token j; returns the first other token.
-  std::size_t skip_attributes(std::size_t j) const {
-    for (;;) {
-      if ((is(j, "__align__") || is(j, "alignas") || is(j, "__attribute__") || is(j, "__builtin_align__")) &&
-          punct(j + 1, '(')) {
-        j = match_forward(j + 1) + 1;
-      } else if (punct(j, '[') && punct(j + 1, '[')) {
-        j = match_forward(j) + 1;
-      } else {
-        return j;
-      }
-    }
-  }
-
-  // `extern [attrs] __shared__ [attrs] T name[] [attrs];` -> pointer to the dynamic buffer.
-  bool extern_shared(std::size_t& i) {
-    std::size_t j = skip_attributes(i + 1);
-    if (!is(j, "__shared__")) return false;
-    const int line = toks_[i].line;
-    std::size_t semi = j;
-    while (semi < toks_.size() && !punct(semi, ';')) ++semi;
-    std::string type;
-    std::size_t k = skip_attributes(j + 1);
-    std::size_t name = toks_.size();
-    for (; k < semi; k = skip_attributes(k + 1)) {
-      if (punct(k, '[')) break;
-      if (k + 1 < semi && punct(k + 1, '[') && toks_[k].kind == tk::ident) {
-        name = k;
-        break;
-      }
-      if (!type.empty()) type += ' ';
-      type += std::string(text(k));
-    }
-    if (name >= toks_.size() || type.empty() || !punct(name + 2, ']') || skip_attributes(name + 3) != semi) {
-      fail(line, "unsupported form of an extern __shared__ declaration (expected `extern __shared__ T name[];`)");
-      i = semi;
-      return true;
-    }
-    const std::size_t begin = toks_[i].pos, end = toks_[semi].pos + 1;
-    std::string out = "static thread_local " + type + "* const " + std::string(text(name)) + " = static_cast<" +
-                      type + "*>(::leap_emu::detail::dynamic_smem());";
-    pad_lines(out, src_.substr(begin, end - begin), toks_[i].in_directive);
-    edits_.push_back({begin, end, std::move(out)});
-    i = semi;
-    return true;
-  }
-
   // An asm statement: rewritten into emulation calls, or counted as unsupported.
   std::size_t inline_asm(std::size_t i) {
     asm_rewrite r = rewrite_inline_asm(token_view{src_, toks_}, i, edits_);
@@ -377,11 +329,6 @@ class rewriter {
       asm_first_line_ = toks_[i].line;
     }
     return r.last;
-  }
-
-  void plain_shared(std::size_t i) {
-    const bool has_static = (i > 0 && is(i - 1, "static")) || is(i + 1, "static");
-    edits_.push_back({toks_[i].pos, toks_[i].pos + toks_[i].len, has_static ? "thread_local" : "static thread_local"});
   }
 
   std::string prelude() const {

@@ -1,8 +1,8 @@
 // The source rewriter of leap's CUDA-on-CPU emulation: turns a candidate's CUDA translation unit
 // into C++ that g++ compiles against the shim headers in env/cpu_emu/include and links with
 // leap_emu_rt. Launches `K<<<cfg>>>(args)` become runtime calls, `__shared__` becomes storage
-// shared by a block's fibers, `extern __shared__` arrays point at the dynamic shared buffer,
-// `volatile T*` becomes a lockstep pointer (volatile_rewrite.hpp) and supported inline PTX
+// shared by a block's fibers, `extern __shared__` arrays (specifiers in any order) point at the
+// dynamic shared buffer, `volatile T*` (T arithmetic or a class) becomes a lockstep pointer (volatile_rewrite.hpp) and supported inline PTX
 // becomes runtime calls (ptx_rewrite.hpp). Unsupported features are looked for only in the
 // lines g++ will compile (conditionals.hpp).
 // Pure function, thread-safe; called by leap's CPU executor from any thread.

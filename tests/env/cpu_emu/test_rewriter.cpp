@@ -159,4 +159,127 @@ TEST(CpuEmuRewriter, MalformedLaunchIsAnError) {
   EXPECT_NE(r.error.find("line 1"), std::string::npos) << r.error;
 }
 
+// Every specifier order nvcc accepts for dynamic shared memory, attributes anywhere, one- and
+// multi-word element types: each becomes a pointer to the launch's one dynamic buffer.
+TEST(CpuEmuRewriter, ExternSharedInEverySpecifierOrder) {
+  const char* src =
+      "extern float __shared__ f1[];\n"
+      "__shared__ extern float f2[];\n"
+      "__global__ void k() {\n"
+      "  extern __shared__ float a[];\n"
+      "  extern float __shared__ b[];\n"
+      "  __shared__ extern unsigned char c[];\n"
+      "  extern __align__(16) __shared__ unsigned long long int d[];\n"
+      "  alignas(16) extern __shared__ unsigned char e[];\n"
+      "  __align__(8) extern __shared__ float2 f[];\n"
+      "  extern __shared__ float __align__(16) g[];\n"
+      "  extern __shared__ unsigned char h[] __attribute__((aligned(16)));\n"
+      "  extern __shared__ float m[][33];\n"
+      "  extern __shared__ ::ns::cell n[], o[];\n"
+      "}\n";
+  auto r = rewrite_cuda_source(src, "o.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string b = body(r.code);
+  const std::string buf = "(::leap_emu::detail::dynamic_smem());";
+  for (const std::string& want :
+       {"static thread_local float* const f1 = static_cast<float*>" + buf,
+        "static thread_local float* const f2 = static_cast<float*>" + buf,
+        "static thread_local float* const a = static_cast<float*>" + buf,
+        "static thread_local float* const b = static_cast<float*>" + buf,
+        "static thread_local unsigned char* const c = static_cast<unsigned char*>" + buf,
+        "static thread_local unsigned long long int* const d = static_cast<unsigned long long int*>" + buf,
+        "static thread_local unsigned char* const e = static_cast<unsigned char*>" + buf,
+        "static thread_local float2* const f = static_cast<float2*>" + buf,
+        "static thread_local float* const g = static_cast<float*>" + buf,
+        "static thread_local unsigned char* const h = static_cast<unsigned char*>" + buf,
+        "static thread_local float (*const m)[33] = reinterpret_cast<float (*)[33]>" + buf,
+        "static thread_local ::ns::cell* const n = static_cast<::ns::cell*>" + buf +
+            " static thread_local ::ns::cell* const o = static_cast<::ns::cell*>" + buf})
+    EXPECT_NE(b.find(want), std::string::npos) << want << "\n" << b;
+  EXPECT_EQ(b.find("extern"), std::string::npos) << b;
+  EXPECT_EQ(std::count(b.begin(), b.end(), '\n'), 14);
+  EXPECT_EQ(r.volatile_pointers, 0);
+}
+
+// The CUDA samples' helper struct (generic template and a specialisation), a class template's
+// member and a function template: each declaration stays local to its function.
+TEST(CpuEmuRewriter, ExternSharedInTemplatesAndHelperStructs) {
+  const char* src =
+      "template <class T> struct SharedMemory {\n"
+      "  __device__ operator T*() { extern __shared__ int mem[]; return (T*)mem; }\n"
+      "};\n"
+      "template <> struct SharedMemory<double> {\n"
+      "  __device__ operator double*() { extern __shared__ double mem_d[]; return mem_d; }\n"
+      "};\n"
+      "template <class T> struct view { __device__ static T at(int i) { extern T __shared__ v[]; return v[i]; } };\n"
+      "template <class T> __device__ T* tile() { extern __shared__ __align__(16) typename T::elem raw[]; return raw; }\n"
+      "template <class T> __global__ void k(T* o) { T* s = SharedMemory<T>(); o[0] = s[0]; }\n";
+  auto r = rewrite_cuda_source(src, "t.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string b = body(r.code);
+  EXPECT_NE(b.find("operator T*() { static thread_local int* const mem = static_cast<int*>("), std::string::npos) << b;
+  EXPECT_NE(b.find("operator double*() { static thread_local double* const mem_d = static_cast<double*>("),
+            std::string::npos) << b;
+  EXPECT_NE(b.find("static T at(int i) { static thread_local T* const v = static_cast<T*>("), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local typename T::elem* const raw = static_cast<typename T::elem*>("),
+            std::string::npos) << b;
+  EXPECT_EQ(std::count(b.begin(), b.end(), '\n'), 9);
+}
+
+// `volatile` dynamic arrays become lockstep pointers; declarations inside a macro are rewritten
+// inside it; an unsupported form is an error only where g++ would compile it.
+TEST(CpuEmuRewriter, ExternSharedVolatileMacrosAndErrors) {
+  auto v = rewrite_cuda_source(
+      "#define DYN(T, name) extern __shared__ T name[]\n"
+      "__global__ void k() {\n  extern __shared__ volatile float vs[];\n  extern volatile __shared__ acc va[];\n"
+      "  extern __shared__ volatile float4 v4[];\n  DYN(int, di);\n}\n",
+      "v.cu");
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_TRUE(v.uses_sync);
+  EXPECT_EQ(v.volatile_pointers, 2);
+  EXPECT_NE(v.code.find("#define DYN(T, name) static thread_local T* const name = static_cast<T*>("
+                        "::leap_emu::detail::dynamic_smem())\n"),
+            std::string::npos) << v.code;
+  EXPECT_NE(v.code.find("static thread_local const ::leap_emu::vptr<float> vs(static_cast<volatile float*>("),
+            std::string::npos) << v.code;
+  EXPECT_NE(v.code.find("static thread_local const ::leap_emu::vptr<acc> va(static_cast<volatile acc*>("),
+            std::string::npos) << v.code;
+  EXPECT_NE(v.code.find("static thread_local volatile float4* const v4 = static_cast<volatile float4*>("),
+            std::string::npos) << v.code;
+
+  auto bad = rewrite_cuda_source("__global__ void k() {\n\n  extern __shared__ float fixed[256];\n}\n", "b.cu");
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.error.find("unsupported form of an extern __shared__ declaration"), std::string::npos) << bad.error;
+  EXPECT_NE(bad.error.find("at line 3"), std::string::npos) << bad.error;
+  auto dead = rewrite_cuda_source("#if 0\nextern __shared__ float fixed[256];\n#endif\n", "d.cu");
+  EXPECT_TRUE(dead.ok) << dead.error;
+}
+
+// Volatile shared arrays in a function, in any specifier order, with attributes and struct
+// elements, keep their storage and become lockstep pointers; elsewhere they stay plain.
+TEST(CpuEmuRewriter, VolatileSharedArraysInAnyOrder) {
+  const char* src =
+      "namespace n { __shared__ volatile int ns_scope[8]; }\n"
+      "__global__ void k() {\n"
+      "  static volatile __shared__ float a[32];\n"
+      "  __shared__ float volatile b[32];\n"
+      "  __shared__ __align__(16) volatile acc c[64];\n"
+      "  __shared__ volatile float2 d[8];\n"
+      "  static __shared__ int plain[4];\n"
+      "}\n";
+  auto r = rewrite_cuda_source(src, "a.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.volatile_pointers, 3);
+  const std::string b = body(r.code);
+  EXPECT_NE(b.find("namespace n { static thread_local volatile int ns_scope[8]; }"), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local volatile float leap_emu_volatile_a[32]; ::leap_emu::vptr<float> a("),
+            std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local volatile float leap_emu_volatile_b[32]; ::leap_emu::vptr<float> b("),
+            std::string::npos) << b;
+  EXPECT_NE(b.find("__align__(16) static thread_local volatile acc leap_emu_volatile_c[64]; ::leap_emu::vptr<acc> c("),
+            std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local volatile float2 d[8];"), std::string::npos) << b;
+  EXPECT_NE(b.find("static thread_local int plain[4];"), std::string::npos) << b;
+}
+
 }  // namespace
