@@ -3,7 +3,6 @@
 #include "actors/batch_buffer.hpp"
 #include "actors/group_scoring.hpp"
 #include "actors/step_summary.hpp"
-#include "common/allocator.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
@@ -14,10 +13,6 @@
 namespace leap::actors {
 
 namespace {
-
-// Learner steps between two returns of the heap's free pages to the kernel: often enough to bound
-// a long run's memory, rarely enough that re-faulting the pages costs the steps little.
-constexpr std::int64_t heap_release_every = 16;
 
 struct learner_state {
   std::shared_ptr<policy::policy_model> model;
@@ -77,11 +72,6 @@ msg::step_report learn(learner_state& st, std::vector<msg::scored_group> groups)
   }
   st.opts.progress = std::move(progress);
   ++st.step;
-  // The heap keeps what a step freed for the next one (common/allocator.hpp); steps of other
-  // sizes leave holes that would raise the run's resident memory for as long as it runs, so
-  // every heap_release_every steps the free pages go back to the kernel.
-  if (st.step % heap_release_every == 0)
-    release_free_heap();
   rep.step = st.step;
   rep.policy_version = st.step;
   rep.learn_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -20,12 +20,4 @@ bool tune_allocator_for_tensors() {
 #endif
 }
 
-bool release_free_heap() {
-#if defined(__GLIBC__)
-  return malloc_trim(0) == 1;
-#else
-  return false;
-#endif
-}
-
 } // namespace leap

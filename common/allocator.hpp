@@ -20,11 +20,4 @@ namespace leap {
 inline constexpr int mmap_threshold_bytes = 32 << 20;
 bool tune_allocator_for_tensors();
 
-// Gives the heap's free pages back to the kernel (glibc's malloc_trim(0): the top of the heap and
-// every whole free page inside it, in every arena). The settings above keep freed memory for
-// speed; a long run calls this now and then (the learner, every few steps) so that holes left by
-// differently sized steps cannot raise its resident memory for as long as it runs. Any thread;
-// locks each arena in turn (a few milliseconds). Returns whether memory was released.
-bool release_free_heap();
-
 } // namespace leap
