@@ -13,12 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <cstring>
 #include <type_traits>
 
 #include "leap_emu/sync.h"
-#include "leap_emu/api.h"
 #include "leap_emu/state.h"
+
+// Number of launches so far (leap_emu/api.h): tells a lane's records of one launch from the last.
+extern "C" long leap_emu_launch_count(void);
 
 namespace leap_emu {
 
@@ -98,10 +100,17 @@ struct lane_reaches {
   std::uint64_t hash[depth] = {};
 };
 
+// A hash of n bytes at p, 8 at a time (the lane's own snapshot: no other fiber runs meanwhile).
 inline std::uint64_t volatile_bytes_hash(const volatile void* p, std::size_t n) {
-  const volatile unsigned char* b = static_cast<const volatile unsigned char*>(p);
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (std::size_t k = 0; k < n; ++k) h = (h ^ b[k]) * 1099511628211ull;
+  const unsigned char* b = static_cast<const unsigned char*>(const_cast<const void*>(p));
+  std::uint64_t h = 1469598103934665603ull ^ n;
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, b + k, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; k < n; ++k) h = (h ^ b[k]) * 1099511628211ull;
   return h;
 }
 
@@ -203,7 +212,7 @@ class vptr<T, 1> : public vptr_base<T, vptr<T, 1>> {
   vptr(const vptr<U, K>& o) : base(static_cast<volatile U*>(o)) {}
   volatile T& operator*() const { return reach(this->p_); }
   volatile T& operator[](std::ptrdiff_t i) const { return reach(this->p_ + i); }
-  volatile T* operator->() const { return std::addressof(reach(this->p_)); }
+  volatile T* operator->() const { return __builtin_addressof(reach(this->p_)); }
 
  private:
   static volatile T& reach(volatile T* e) {
