@@ -6,6 +6,8 @@
 #include "env/shape_expr.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -373,7 +375,15 @@ result<std::vector<env::task_spec>> generated_specs(const gen_options& opt) {
   return out;
 }
 
-result<gen_task> generate_task(std::uint64_t seed, std::string_view name) {
+namespace {
+
+struct generated_name {
+  family fam;
+  gen_kind kind;
+  int index;
+};
+
+result<generated_name> parse_generated_name(std::string_view name) {
   auto bad = [&] {
     return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c><number>, "
                       "e.g. gen_ew_t00042)");
@@ -388,22 +398,52 @@ result<gen_task> generate_task(std::uint64_t seed, std::string_view name) {
   if (!f)
     return f.err();
   char kc = rest[us + 1];
-  gen_kind k = kc == 't' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
   if (kc != 't' && kc != 'i' && kc != 'c')
     return bad();
+  gen_kind k = kc == 't' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
   std::string digits(rest.substr(us + 2));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
     return bad();
-  int index = std::stoi(digits);
-  family_lists L;
-  int want[3] = {0, 0, 0};
-  want[static_cast<int>(k)] = index + 1;
-  fill(L, *f, seed, want);
-  auto& ops = L.kinds[static_cast<int>(k)];
-  if (static_cast<int>(ops.size()) <= index)
-    return make_error("generated family " + std::string(tag(*f)) + " has only " + std::to_string(ops.size()) + " "
-                      + to_string(k) + " operator(s); '" + std::string(name) + "' does not exist");
-  return make_task(seed, *f, k, index, ops[static_cast<std::size_t>(index)]);
+  return generated_name{*f, k, std::stoi(digits)};
+}
+
+} // namespace
+
+result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names) {
+  std::vector<generated_name> parsed;
+  std::map<family, std::array<int, 3>> want; // per family and kind: the largest index + 1
+  for (const auto& name : names) {
+    auto g = parse_generated_name(name);
+    if (!g)
+      return g.err();
+    parsed.push_back(*g);
+    auto& w = want[g->fam];
+    w[static_cast<int>(g->kind)] = std::max(w[static_cast<int>(g->kind)], g->index + 1);
+  }
+  // Each family's operators are drawn once, up to the largest index asked for.
+  std::map<family, family_lists> lists;
+  for (auto& [f, w] : want)
+    fill(lists[f], f, seed, w.data());
+  std::vector<gen_task> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& g = parsed[i];
+    auto& ops = lists.at(g.fam).kinds[static_cast<int>(g.kind)];
+    if (static_cast<int>(ops.size()) <= g.index)
+      return make_error("generated family " + std::string(tag(g.fam)) + " has only " + std::to_string(ops.size())
+                        + " " + to_string(g.kind) + " operator(s); '" + names[i] + "' does not exist");
+    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)]);
+    if (!t)
+      return t.err();
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+result<gen_task> generate_task(std::uint64_t seed, std::string_view name) {
+  auto t = generate_tasks(seed, {std::string(name)});
+  if (!t)
+    return t.err();
+  return std::move(t->front());
 }
 
 result<gen_op> op_of_reference(std::string_view src) {

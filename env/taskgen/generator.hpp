@@ -54,6 +54,9 @@ result<std::vector<env::task_spec>> generated_specs(const gen_options& opt);
 
 // One task by name, under `seed` (what a user passes to `leap check --task gen_...`).
 result<gen_task> generate_task(std::uint64_t seed, std::string_view name);
+// generate_task() for a list of names, each family's operators drawn once (a list of the first
+// 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
+result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);
 bool is_generated_name(std::string_view name);
 
 // The operator a generated reference was rendered from (its first line), for the oracle.

@@ -59,19 +59,19 @@ result<void> add_generated_task(services& s, const std::string& name) {
 
 result<void> add_generated_tasks(services& s, const std::vector<std::string>& names,
                                  const std::string& what) {
-  std::shared_ptr<std::map<std::string, env::task_spec>> m;
-  for (const auto& name : names) {
-    if ((m ? m->count(name) : s.tasks->count(name)) || !taskgen::is_generated_name(name))
-      continue;
-    auto t = taskgen::generate_task(s.cfg.environment.generated_seed, name);
-    if (!t)
-      return make_error(what + ": " + t.message());
-    if (!m)
-      m = std::make_shared<std::map<std::string, env::task_spec>>(*s.tasks);
-    (*m)[name] = t->spec;
-  }
-  if (m)
-    s.tasks = m;
+  std::vector<std::string> missing;
+  for (const auto& name : names)
+    if (!s.tasks->count(name) && taskgen::is_generated_name(name))
+      missing.push_back(name);
+  if (missing.empty())
+    return {};
+  auto made = taskgen::generate_tasks(s.cfg.environment.generated_seed, missing);
+  if (!made)
+    return make_error(what + ": " + made.message());
+  auto m = std::make_shared<std::map<std::string, env::task_spec>>(*s.tasks);
+  for (auto& t : *made)
+    (*m)[t.name] = std::move(t.spec);
+  s.tasks = m;
   return {};
 }
 

@@ -141,6 +141,27 @@ TEST(TaskgenSuite, TwoThousandDistinctTrainingOperatorsInTheSuiteFormat) {
     EXPECT_GE(per_family[f], 30) << tag(f);
 }
 
+// A list of names is generated with one draw per family, and gives exactly what each name gives
+// alone (the lists are prefix-stable per kind), in the order asked; a bad name is an error.
+TEST(TaskgenSuite, ManyNamesAtOnceEqualEachNameAlone) {
+  const std::vector<std::string> names = {"gen_ew_t00120", "gen_red_t00003", "gen_ew_i00002",
+                                          "gen_ew_t00007", "gen_stencil_c00001", "gen_ew_t00120"};
+  auto all = generate_tasks(1, names);
+  ASSERT_TRUE(all.ok()) << all.message();
+  ASSERT_EQ(all->size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto one = generate_task(1, names[i]);
+    ASSERT_TRUE(one.ok()) << one.message();
+    EXPECT_EQ((*all)[i].name, names[i]);
+    EXPECT_EQ((*all)[i].toml, one->toml) << names[i];
+    EXPECT_EQ((*all)[i].reference, one->reference) << names[i];
+  }
+  EXPECT_FALSE(generate_tasks(1, {"gen_ew_t00001", "gen_ew_x1"}).ok());
+  auto missing = generate_tasks(1, {"gen_red_t99999"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("does not exist"), std::string::npos) << missing.message();
+}
+
 TEST(TaskgenSuite, EveryTaskIsWellFormed) {
   for (auto& t : big_suite()) {
     const auto& s = t.spec;
