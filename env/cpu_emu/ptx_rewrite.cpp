@@ -70,19 +70,33 @@ class translator {
     const std::string args = sp == std::string::npos ? "" : trim_copy(ins.substr(sp));
     bad = op;
     std::vector<std::string> a = split_args(args);
-    if (op == "cp.async.commit_group" || op == "cp.async.wait_all" || op == "cp.async.wait_group") {
-      out += "/* " + op + ": the emulation copies synchronously */ ";
+    if (op == "cp.async.commit_group" && a.empty()) {
+      out += "::leap_emu::ptx::cp_async_commit(); ";
       return true;
     }
-    if (starts(op, "cp.async.ca.shared.global") || starts(op, "cp.async.cg.shared.global")) {
-      const std::string rest = op.substr(std::string("cp.async.ca.shared.global").size());
+    if (op == "cp.async.wait_all" && a.empty()) {
+      out += "::leap_emu::ptx::cp_async_wait_all(); ";
+      return true;
+    }
+    if (op == "cp.async.wait_group" && a.size() == 1) {
+      std::string n;
+      if (!value(a[0], n)) return false;
+      out += "::leap_emu::ptx::cp_async_wait_group(" + n + "); ";
+      return true;
+    }
+    if (starts(op, "cp.async.ca.shared") || starts(op, "cp.async.cg.shared")) {
+      // cp.async.{ca,cg}.shared{::cta}.global{.L2::64B|128B|256B} [dst], [src], cp-size{, src-size}
+      std::string rest = op.substr(std::string("cp.async.ca.shared").size());
+      if (starts(rest, "::cta")) rest = rest.substr(5);
+      if (!starts(rest, ".global")) return false;
+      rest = rest.substr(7);
       if (!rest.empty() && rest != ".L2::64B" && rest != ".L2::128B" && rest != ".L2::256B") return false;
       if (a.size() != 3 && a.size() != 4) return false;
       std::string dst, src, n, src_n;
       if (!address(a[0], dst, true) || !address(a[1], src) || !value(a[2], n)) return false;
       if (a.size() == 4 && !value(a[3], src_n)) return false;
       out += "::leap_emu::ptx::cp_async(" + dst + ", ::leap_emu::ptx::global(" + src + "), " + n + ", " +
-             (src_n.empty() ? n : src_n) + "); ";
+             (src_n.empty() ? n : src_n) + (starts(op, "cp.async.cg") ? ", true" : "") + "); ";
       return true;
     }
     if (starts(op, "ld.global.")) return load(op, a, out);
@@ -90,6 +104,14 @@ class translator {
       std::string dst;
       if (!value(a[0], dst, true)) return false;
       out += "::leap_emu::ptx::set(" + dst + ", ::leap_emu::detail::lane_id()); ";
+      return true;
+    }
+    if ((op == "mov.u32" || op == "mov.b32") && a.size() == 2 && starts(a[1], "%lanemask_")) {
+      const std::string kind = a[1].substr(10);
+      if (kind != "eq" && kind != "le" && kind != "lt" && kind != "ge" && kind != "gt") return false;
+      std::string dst;
+      if (!value(a[0], dst, true)) return false;
+      out += "::leap_emu::ptx::set(" + dst + ", ::leap_emu::ptx::lanemask_" + kind + "()); ";
       return true;
     }
     return false;

@@ -1,11 +1,16 @@
 // Shim <cooperative_groups.h> of leap's CUDA-on-CPU emulation: block- and warp-level
 // cooperative groups on top of the emulation's barriers and warp collectives (leap_emu/sync.h).
-// thread_block, thread_block_tile<N> (N = 1..32, a power of two) from tiled_partition<N>,
+// thread_block (with or without block_tile_memory), thread_block_tile<N> from tiled_partition<N>
+// (N = 1..32, a power of two: warp collectives on the tile's lanes; N = 64..1024: tiles of
+// several warps with sync, shfl, any, all and cg::reduce, run as a barrier of the tile's threads),
 // coalesced_threads(), the generic thread_group, cg::sync, and (with
 // <cooperative_groups/reduce.h> and scan.h, included here too) reduce/inclusive_scan/
 // exclusive_scan. Grid-wide groups (this_grid, grid.sync) are not supported; the rewriter
 // rejects them by name. Called from kernel code running inside a launch (a worker thread).
 #pragma once
+
+#include <cstdint>
+#include <type_traits>
 
 #include "cuda_runtime.h"
 
@@ -48,24 +53,45 @@ class thread_block {
   static dim3 thread_index() { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
   static dim3 group_dim() { return blockDim; }
   static dim3 dim_threads() { return blockDim; }
+  // Split barrier: arrive does nothing, wait is the whole barrier (the same ordering).
+  struct arrival_token {};
+  arrival_token barrier_arrive() const { return {}; }
+  void barrier_wait(arrival_token&&) const { __syncthreads(); }
   operator thread_group() const;
 };
 
 inline thread_block this_thread_block() { return thread_block(); }
+
+// The scratch memory CUDA's tiles larger than a warp use on GPUs without reserved shared memory;
+// the emulation needs none (declared __shared__ by the kernel, as on a GPU).
+template <unsigned MaxBlockSize = 1024>
+struct alignas(16) block_tile_memory {
+  unsigned char reserved[16];
+};
+template <unsigned MaxBlockSize>
+thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) {
+  return thread_block();
+}
 
 // A tile of N consecutive threads of the block (N <= 32, a power of two): warp collectives
 // restricted to the tile's lanes. Parent = the group it was partitioned from.
 template <unsigned N, class Parent = void>
 class thread_block_tile;
 
+namespace details {
+
+template <unsigned N, bool MultiWarp = (N > 32)>
+class tile_base;
+
+// A tile of N <= 32 threads: the lanes of part of a warp.
 template <unsigned N>
-class thread_block_tile<N, void> {
-  static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0,
-                "leap CPU emulation: thread_block_tile size must be a power of two up to 32");
+class tile_base<N, false> {
+  static_assert(N >= 1 && (N & (N - 1)) == 0, "thread_block_tile size must be a power of two");
 
  public:
-  thread_block_tile() : meta_rank_(details::linear_tid() / N), meta_size_((details::block_threads() + N - 1) / N) {}
-  thread_block_tile(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
+  static constexpr bool multi_warp = false;
+  tile_base() : meta_rank_(linear_tid() / N), meta_size_((block_threads() + N - 1) / N) {}
+  tile_base(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
 
   static unsigned mask() { return details::tile_mask(N); }
   static void sync() { __syncwarp(mask()); }
@@ -94,11 +120,66 @@ class thread_block_tile<N, void> {
   static unsigned match_all(T v, int& pred) {
     return (__match_all_sync(mask(), v, &pred) >> base()) & details::low_bits(N);
   }
-  operator thread_group() const;
 
  private:
   static unsigned base() { return details::lane() & ~(N - 1u) & 31u; }
   unsigned meta_rank_, meta_size_;
+};
+
+// A tile of N = 64..1024 threads (whole warps): its collectives wait for all of the tile's
+// threads (leap_emu::detail::tile_collective). As in CUDA: sync, ranks, shfl, any, all (values
+// of at most 8 bytes); no shfl_up/down/xor, ballot or match.
+template <unsigned N>
+class tile_base<N, true> {
+  static_assert(N <= 1024 && (N & (N - 1)) == 0, "thread_block_tile size must be a power of two up to 1024");
+  using op = ::leap_emu::detail::tile_op;
+
+ public:
+  static constexpr bool multi_warp = true;
+  tile_base() : meta_rank_(linear_tid() / N), meta_size_((block_threads() + N - 1) / N) {}
+  tile_base(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
+
+  static void sync() { ::leap_emu::detail::tile_collective(N, op::sync, 0, 0); }
+  static unsigned thread_rank() { return linear_tid() & (N - 1u); }
+  static constexpr unsigned size() { return N; }
+  static constexpr unsigned num_threads() { return N; }
+  unsigned meta_group_rank() const { return meta_rank_; }
+  unsigned meta_group_size() const { return meta_size_; }
+  template <class T>
+  static T shfl(T v, unsigned src_rank) {
+    using namespace ::leap_emu::detail;
+    return from_bits<T>(tile_collective(N, op::shfl, to_bits(v), src_rank));
+  }
+  static int any(int p) { return ::leap_emu::detail::tile_collective(N, op::any, p != 0, 0) != 0; }
+  static int all(int p) { return ::leap_emu::detail::tile_collective(N, op::all, p != 0, 0) != 0; }
+
+ private:
+  unsigned meta_rank_, meta_size_;
+};
+
+// cg::reduce over a tile larger than a warp: the values folded in rank order.
+template <unsigned N, class T, class Op>
+T tile_fold(T value, const Op& op) {
+  using namespace ::leap_emu::detail;
+  auto fold = [](const void* o, std::uint64_t acc, std::uint64_t v) -> std::uint64_t {
+    return to_bits<T>((*static_cast<const Op*>(o))(from_bits<T>(acc), from_bits<T>(v)));
+  };
+  return from_bits<T>(tile_collective(N, tile_op::fold, to_bits(value), 0, &op, fold));
+}
+
+template <class G, class = void>
+struct is_multi_warp : std::false_type {};
+template <class G>
+struct is_multi_warp<G, std::void_t<decltype(G::multi_warp)>> : std::bool_constant<G::multi_warp> {};
+
+}  // namespace details
+
+template <unsigned N>
+class thread_block_tile<N, void> : public details::tile_base<N> {
+ public:
+  using details::tile_base<N>::tile_base;
+  thread_block_tile() = default;
+  operator thread_group() const;
 };
 
 template <unsigned N, class Parent>
@@ -162,6 +243,7 @@ class thread_group {
   thread_group(kind k, unsigned tile_size, unsigned mask) : k_(k), n_(tile_size), mask_(mask) {}
   void sync() const {
     if (k_ == kind::block) __syncthreads();
+    else if (k_ == kind::tile && n_ > 32) ::leap_emu::detail::tile_collective(n_, ::leap_emu::detail::tile_op::sync, 0, 0);
     else __syncwarp(mask_);
   }
   unsigned thread_rank() const {
@@ -185,7 +267,8 @@ class thread_group {
 inline thread_block::operator thread_group() const { return thread_group(thread_group::kind::block, 0, 0); }
 template <unsigned N>
 thread_block_tile<N, void>::operator thread_group() const {
-  return thread_group(thread_group::kind::tile, N, mask());
+  if constexpr (N > 32) return thread_group(thread_group::kind::tile, N, 0);
+  else return thread_group(thread_group::kind::tile, N, this->mask());
 }
 inline coalesced_group::operator thread_group() const {
   return thread_group(thread_group::kind::coalesced, 0, mask_);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "leap_emu/ptx.h"
 #include "leap_emu/rt_internal.h"
 #include "leap_emu/sync.h"
 
@@ -21,7 +22,7 @@ namespace bctx = boost::context::detail;
 namespace leap_emu::detail {
 namespace {
 
-enum class fstate : unsigned char { ready, at_block, at_warp, exited };
+enum class fstate : unsigned char { ready, at_block, at_warp, at_tile, exited };
 
 struct fiber {
   bctx::fcontext_t ctx = nullptr;
@@ -38,6 +39,11 @@ struct fiber {
   std::uint64_t wresult = 0;
   int pred_out = 0;
   bool volatile_write = false;  // wrote through a lockstep pointer since its last sync
+  // tile_collective: the tile's size, the operation and its fold
+  unsigned tile = 0;
+  tile_op top = tile_op::sync;
+  const void* fold_obj = nullptr;
+  tile_fold_fn fold = nullptr;
 };
 
 // Fiber stacks: one anonymous mapping, `count` slots of [guard page | stack].
@@ -254,29 +260,92 @@ bool release_warps(worker_fibers& w, std::size_t n) {
   return released;
 }
 
-// Lanes waiting in coalesced_threads(): those of a warp at the same call site form the group.
-// Runs only when nothing else can be released, so every lane that can get there has.
+// Lanes waiting in coalesced_threads() / __activemask(): those of a warp at the same call site
+// form the group. Runs only when nothing else can be released, so every lane that can get there
+// has. When lanes of a warp wait at several sites, only the group at the first site in the
+// source (the lowest line) goes on: the others may be where the warp reconverges after a branch
+// (`if (c) { m = __activemask(); ... } m2 = __activemask();`), which on a GPU the lanes of the
+// branch reach too before m2 is taken.
 bool release_converged(worker_fibers& w, std::size_t n) {
   bool released = false;
   for (std::size_t base = 0; base < n; base += 32) {
     fiber* lanes = &w.fibers[base];
     const std::size_t count = n - base < 32 ? n - base : 32;
-    unsigned pending = 0;
-    for (std::size_t l = 0; l < count; ++l)
-      if (lanes[l].state == fstate::at_warp && lanes[l].op == warp_op::converge) pending |= 1u << l;
-    while (pending) {
-      const unsigned first = static_cast<unsigned>(__builtin_ctz(pending));
-      unsigned group = 0;
-      for (unsigned l = first; l < count; ++l)
-        if ((pending >> l & 1u) && lanes[l].value == lanes[first].value) group |= 1u << l;
-      for (unsigned l = first; l < count; ++l)
-        if (group >> l & 1u) {
-          lanes[l].wresult = group;
-          lanes[l].state = fstate::ready;
-        }
-      pending &= ~group;
-      released = true;
+    unsigned group = 0;
+    std::uint64_t site = ~std::uint64_t(0);
+    for (std::size_t l = 0; l < count; ++l) {
+      if (lanes[l].state != fstate::at_warp || lanes[l].op != warp_op::converge) continue;
+      if (lanes[l].value < site) {
+        site = lanes[l].value;
+        group = 0;
+      }
+      if (lanes[l].value == site) group |= 1u << l;
     }
+    for (std::size_t l = 0; l < count; ++l)
+      if (group >> l & 1u) {
+        lanes[l].wresult = group;
+        lanes[l].state = fstate::ready;
+      }
+    released |= group != 0;
+  }
+  return released;
+}
+
+// Tiles larger than a warp (tile_collective): a tile goes on when every non-exited thread of it
+// waits there with the same tile size.
+bool release_tiles(worker_fibers& w, std::size_t n) {
+  bool released = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const fiber& lead = w.fibers[i];  // the first waiter of its tile
+    if (lead.state != fstate::at_tile) continue;
+    const std::size_t base = i - i % lead.tile, end = base + lead.tile < n ? base + lead.tile : n;
+    bool all = true;
+    for (std::size_t k = base; k < end && all; ++k) {
+      const fiber& f = w.fibers[k];
+      all = f.state == fstate::exited || (f.state == fstate::at_tile && f.tile == lead.tile && f.top == lead.top);
+    }
+    const std::size_t last = end - 1;
+    if (!all) {
+      i = last;
+      continue;
+    }
+    std::uint64_t any = 0, every = 1, acc = 0;
+    bool have = false;
+    for (std::size_t k = base; k < end; ++k) {
+      const fiber& f = w.fibers[k];
+      if (f.state == fstate::exited) continue;
+      any |= f.value != 0;
+      every &= f.value != 0;
+      if (lead.top == tile_op::fold) acc = have ? lead.fold(lead.fold_obj, acc, f.value) : f.value;
+      have = true;
+    }
+    for (std::size_t k = base; k < end; ++k) {
+      fiber& f = w.fibers[k];
+      if (f.state == fstate::exited) continue;
+      switch (f.top) {
+        case tile_op::sync: f.wresult = 0; break;
+        case tile_op::shfl: {
+          const std::size_t src = base + static_cast<std::size_t>(f.src) % f.tile;
+          if (src < end && w.fibers[src].state != fstate::exited) {
+            f.wresult = w.fibers[src].value;
+          } else {
+            f.wresult = f.value;
+            record_undefined(std::string("emulation: undefined behaviour in kernel ") + w.desc->kernel_name +
+                             ", block " + dim_string(tl_block_idx) + ", thread " + dim_string(f.tid) + ": a thread_block_tile<" +
+                             std::to_string(f.tile) + ">::shfl read rank " + std::to_string(src - base) +
+                             (src < end ? ", which has already exited" : ", which does not exist (the block ends before it)") +
+                             "; the emulation returned the reading thread's own value");
+          }
+          break;
+        }
+        case tile_op::any: f.wresult = any; break;
+        case tile_op::all: f.wresult = every; break;
+        case tile_op::fold: f.wresult = acc; break;
+      }
+      f.state = fstate::ready;
+    }
+    released = true;
+    i = last;
   }
   return released;
 }
@@ -302,12 +371,13 @@ bool release_block(worker_fibers& w, std::size_t n, std::size_t live) {
 }
 
 void report_stuck(const worker_fibers& w, std::size_t n) {
-  std::size_t at_block = 0, at_warp = 0, exited = 0;
+  std::size_t at_block = 0, at_warp = 0, at_tile = 0, exited = 0;
   const fiber* first_warp = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     const fiber& f = w.fibers[i];
     if (f.state == fstate::at_block) ++at_block;
     if (f.state == fstate::exited) ++exited;
+    if (f.state == fstate::at_tile) ++at_tile;
     if (f.state == fstate::at_warp) {
       ++at_warp;
       if (!first_warp) first_warp = &f;
@@ -322,6 +392,7 @@ void report_stuck(const worker_fibers& w, std::size_t n) {
     msg += std::to_string(at_warp) + " waiting at warp operations (thread " + dim_string(first_warp->tid) +
            " at " + op_name(first_warp->op) + " with mask " + mask + "), ";
   }
+  if (at_tile) msg += std::to_string(at_tile) + " waiting in collectives of tiles larger than a warp, ";
   msg += std::to_string(exited) + " exited)";
   record_fatal(cudaErrorLaunchFailure, msg, true);
 }
@@ -353,6 +424,7 @@ bool run_block_fibers(const launch_desc& d) {
   const unsigned bx = d.cfg.block.x, by = d.cfg.block.y;
   const std::size_t n = std::size_t(bx) * by * d.cfg.block.z;
   w.stacks.ensure(n, stack_bytes());
+  ptx::reset_async_copies(n);
   if (w.fibers.size() < n) w.fibers.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     fiber& f = w.fibers[i];
@@ -381,6 +453,7 @@ bool run_block_fibers(const launch_desc& d) {
     }
     if (w.live == 0) return true;
     if (release_warps(w, n)) continue;
+    if (release_tiles(w, n)) continue;
     if (release_block(w, n, w.live)) continue;
     if (release_converged(w, n)) continue;
     report_stuck(w, n);
@@ -412,6 +485,22 @@ std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, in
   f->pred = predicate;
   yield_to_scheduler(tl_w);
   if (pred_out) *pred_out = f->pred_out;
+  return f->wresult;
+}
+
+std::uint64_t tile_collective(unsigned size, tile_op op, std::uint64_t value, unsigned arg, const void* fold_obj,
+                              tile_fold_fn fold) {
+  fiber* f = current_fiber("a collective of a thread_block_tile larger than 32");
+  if (!f) return value;
+  f->state = fstate::at_tile;
+  f->volatile_write = false;
+  f->tile = size;
+  f->top = op;
+  f->value = value;
+  f->src = static_cast<int>(arg);
+  f->fold_obj = fold_obj;
+  f->fold = fold;
+  yield_to_scheduler(tl_w);
   return f->wresult;
 }
 

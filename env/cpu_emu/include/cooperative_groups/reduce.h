@@ -21,17 +21,21 @@ template <class T>
 struct bit_xor { T operator()(const T& a, const T& b) const { return a ^ b; } };
 
 // Tree reduction towards rank 0 with shfl_down (only partners inside the group are combined),
-// then a broadcast from rank 0.
+// then a broadcast from rank 0; over a tile larger than a warp, a fold in rank order.
 template <class Group, class T, class Op>
 T reduce(const Group& g, T value, Op op) {
-  const unsigned n = g.size(), rank = g.thread_rank();
-  unsigned step = 1;
-  while (step < n) step <<= 1;
-  for (step >>= 1; step > 0; step >>= 1) {
-    T other = g.shfl_down(value, step);
-    if (rank + step < n) value = op(value, other);
+  if constexpr (details::is_multi_warp<Group>::value) {
+    return details::tile_fold<Group::size()>(value, op);
+  } else {
+    const unsigned n = g.size(), rank = g.thread_rank();
+    unsigned step = 1;
+    while (step < n) step <<= 1;
+    for (step >>= 1; step > 0; step >>= 1) {
+      T other = g.shfl_down(value, step);
+      if (rank + step < n) value = op(value, other);
+    }
+    return g.shfl(value, 0);
   }
-  return g.shfl(value, 0);
 }
 
 }  // namespace cooperative_groups

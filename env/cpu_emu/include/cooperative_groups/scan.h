@@ -10,6 +10,8 @@ namespace cooperative_groups {
 
 template <class Group, class T, class Op = plus<T>>
 T inclusive_scan(const Group& g, T value, Op op = Op()) {
+  static_assert(!details::is_multi_warp<Group>::value,
+                "leap CPU emulation: scans over tiles larger than 32 threads are not supported");
   const unsigned n = g.size(), rank = g.thread_rank();
   for (unsigned step = 1; step < n; step <<= 1) {
     T other = g.shfl_up(value, step);

@@ -10,14 +10,31 @@
 #include <cstring>
 #include <type_traits>
 
+#include "leap_emu/sync.h"
+
 namespace leap_emu::ptx {
 
 std::uint32_t to_shared(const void* p);
 void* from_shared(std::uint64_t shared_address);
 
-// cp.async: the copy happens at once (commit/wait are no-ops; the data is there before any
-// wait). src_size < cp_size fills the rest of the destination with zeros, as PTX specifies.
-void cp_async(std::uint64_t dst_shared, const char* src, unsigned cp_size, unsigned src_size);
+// cp.async as PTX defines it: the source (cp_size bytes, of which src_size are read, the rest of
+// the destination zero-filled) is read at issue, but the destination is written only when the
+// issuing thread waits for the copy's group, so a read of the destination before the matching
+// wait sees the old contents (a GPU does not guarantee the new ones). Copies belong to the
+// thread that issued them; commit_group closes the open group (empty groups count), wait_group N
+// completes every committed group but the N most recent, wait_all commits and completes all.
+// Copies still pending when the thread exits or its block ends are dropped (the block's shared
+// memory ends with it). `cache_global` is the .cg form (cp-size 16 only).
+void cp_async(std::uint64_t dst_shared, const char* src, unsigned cp_size, unsigned src_size,
+              bool cache_global = false);
+void cp_async_commit();
+void cp_async_wait_group(unsigned long long n);
+void cp_async_wait_all();
+// Any size up to 16 bytes, no alignment check: the chunks of cooperative_groups::memcpy_async.
+void cp_async_chunk(char* dst, const char* src, unsigned bytes);
+// Runtime only (the fiber scheduler, at the start of each block of `threads` threads): drops
+// every pending copy of the worker's previous block.
+void reset_async_copies(std::size_t threads);
 
 template <class T>
 inline const char* addr(T v) {
@@ -29,6 +46,13 @@ inline std::uint64_t shared_addr(T v) {
   static_assert(std::is_integral_v<T>, "a .shared address operand must be an integer (use __cvta_generic_to_shared)");
   return static_cast<std::uint64_t>(v);
 }
+// The %lanemask_* special registers: lanes below / at or below / ... this lane's.
+inline unsigned lanemask_eq() { return 1u << ::leap_emu::detail::lane_id(); }
+inline unsigned lanemask_lt() { return lanemask_eq() - 1u; }
+inline unsigned lanemask_le() { return lanemask_lt() | lanemask_eq(); }
+inline unsigned lanemask_ge() { return ~lanemask_lt(); }
+inline unsigned lanemask_gt() { return ~lanemask_le(); }
+
 // A global-space address from a generic one (cvta.to.global is the identity here).
 inline const char* global(const char* p) { return p; }
 

@@ -24,9 +24,19 @@ int block_barrier(int predicate, int mode);
 std::uint64_t warp_collective(warp_op op, unsigned mask, std::uint64_t value, int src_lane,
                               int predicate, int* pred_out);
 unsigned live_lane_mask();
+// Collective of the `size` threads (a power of two, 64..1024) of the block's tile that holds
+// this thread (linear thread indices base..base+size-1, base a multiple of size): suspends until
+// every non-exited thread of the tile arrived, then returns this thread's result. sync: 0;
+// shfl: the value of tile rank `arg`; any/all: whether any/every arrived thread's value is
+// non-zero; fold: fn(obj, ...) applied to the values in rank order (the same for every thread).
+enum class tile_op : int { sync, shfl, any, all, fold };
+using tile_fold_fn = std::uint64_t (*)(const void* obj, std::uint64_t acc, std::uint64_t value);
+std::uint64_t tile_collective(unsigned size, tile_op op, std::uint64_t value, unsigned arg,
+                              const void* fold_obj = nullptr, tile_fold_fn fold = nullptr);
 // The lanes of this warp that reach call site `site` together (cooperative_groups'
 // coalesced_threads): waits until no lane of the block can run, then groups the lanes of the
-// warp waiting at the same site.
+// warp waiting at the same site (the lowest-numbered site first, so lanes past a branch wait for
+// the lanes still in it).
 unsigned converged_lanes(unsigned site);
 // A volatile memory access is about to happen: on the fiber path the lane yields so that the
 // warp's lanes take turns access by access, as in the lockstep of pre-Volta GPUs (legacy
