@@ -9,6 +9,7 @@
 // undefined_behaviour), so a flag cannot be raised on everything.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
+#include "runtime/commands/verify.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -112,5 +113,46 @@ TEST(EmuVerdicts, EveryFidelityKernelGetsItsExpectedVerdict) {
     if (!c.feedback.empty()) {
       EXPECT_NE(v.feedback.find(c.feedback), std::string::npos) << c.path << "\n  feedback: " << v.feedback;
     }
+  }
+}
+
+// A task whose reference computes in half (half_task/tasks/hf_fma_half: __hfma2 on half2
+// pairs) passes `leap tasks verify` on the emulation against its float64 LibTorch oracle, and
+// candidates of it get their verdicts: float32 is within the half tolerance, two half roundings
+// (__hmul2 then __hadd2) are too, bfloat16's coarser rounding is a wrong answer.
+TEST(EmuVerdicts, HalfTaskVerifiesAndJudgesCandidates) {
+  const std::string dir = std::string(LEAP_SOURCE_DIR) + "/tests/env/cpu_emu/half_task";
+  auto cfg = config::defaults();
+  ASSERT_TRUE(config::apply_override(cfg, "environment.backend=cpu").ok());
+  cfg.environment.tasks_dir = dir + "/tasks";
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.executor.timeout_seconds = 20;
+  cfg.executor.trials = 2;
+  cfg.executor.memory_limit_mb = 2048;
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  auto ev = evaluator::create(**svc);
+  ASSERT_TRUE(ev) << ev.message();
+  auto rows = verify_tasks(**svc, **ev, {"hf_fma_half"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].ok) << rows[0].problem;
+  EXPECT_GT(rows[0].max_abs_vs_oracle, 0.0) << "the half reference cannot equal float64 everywhere";
+  EXPECT_LT(rows[0].max_abs_vs_oracle, 2e-3);
+  std::vector<std::pair<std::string, std::string>> cands;  // file, expected status
+  for (auto& f : fs::directory_iterator(dir + "/candidates")) {
+    auto source = *read_file(f.path().string());
+    cands.push_back({f.path().filename().string(), header_value(source, "expect")});
+  }
+  std::sort(cands.begin(), cands.end());
+  ASSERT_EQ(cands.size(), 3u);
+  std::vector<check_item> items;
+  for (auto& [file, expect] : cands)
+    items.push_back({"hf_fma_half", *read_file(dir + "/candidates/" + file), false, false});
+  auto out = (*ev)->evaluate(items);
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    ASSERT_TRUE(out[i].ok()) << cands[i].first << ": " << out[i].message();
+    std::printf("[ verdict  ] hf_fma_half/%s: %s (%s)\n", cands[i].first.c_str(), env::to_string(out[i]->v.st),
+                out[i]->v.reason.c_str());
+    EXPECT_EQ(env::to_string(out[i]->v.st), cands[i].second) << cands[i].first << ": " << out[i]->v.feedback;
   }
 }
