@@ -4,9 +4,10 @@
 // (N = 1..32, a power of two: warp collectives on the tile's lanes; N = 64..1024: tiles of
 // several warps with sync, shfl, any, all and cg::reduce, run as a barrier of the tile's threads),
 // coalesced_threads(), the generic thread_group, cg::sync, and (with
-// <cooperative_groups/reduce.h> and scan.h, included here too) reduce/inclusive_scan/
-// exclusive_scan. Grid-wide groups (this_grid, grid.sync) are not supported; the rewriter
-// rejects them by name. Called from kernel code running inside a launch (a worker thread).
+// <cooperative_groups/reduce.h>, scan.h and memcpy_async.h, included here too) reduce,
+// inclusive_scan/exclusive_scan and memcpy_async/wait/wait_prior. Grid-wide groups (this_grid,
+// grid.sync) are not supported; the rewriter rejects them by name. Called from kernel code
+// running inside a launch (a worker thread).
 #pragma once
 
 #include <cstdint>
@@ -289,5 +290,6 @@ inline void sync(const Group& g) {
 
 }  // namespace cooperative_groups
 
+#include "cooperative_groups/memcpy_async.h"
 #include "cooperative_groups/reduce.h"
 #include "cooperative_groups/scan.h"

@@ -208,6 +208,48 @@ int main() {
   expect_ran_ok(build_and_run("am_pipeline_wait_prior", src));
 }
 
+TEST(CpuEmuAsyncMasks, CooperativeGroupsMemcpyAsyncWithWaitPrior) {
+  // Two batches (128 ints in 16-byte chunks, then 130 floats by element count from one float
+  // in, so 4-byte chunks); wait_prior<1> lands only the first, wait both (and syncs).
+  const char* src = R"cu(
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* a, const float* b, int* out) {
+  __shared__ __align__(16) int sa[128];
+  __shared__ __align__(16) float sb[132];
+  auto block = cg::this_thread_block();
+  const int t = block.thread_rank();
+  sa[t] = -1; sb[t] = -1.0f;
+  if (t < 4) sb[128 + t] = -1.0f;
+  block.sync();
+  cg::memcpy_async(block, sa, a + 128 * blockIdx.x, sizeof(int) * 128);
+  cg::memcpy_async(block, sb, size_t(131), b + 1, size_t(130));
+  cg::wait_prior<1>(block);
+  out[t] = sa[127 - t];
+  out[128 + t] = (int)sb[t];  // this thread's own chunk of the second batch: still old
+  cg::wait(block);
+  out[256 + t] = (int)sb[t] + (t < 2 ? 1000 * (int)sb[128 + t] : 0);
+  out[384 + t] = (int)sb[130];
+}
+int main() {
+  int *a, *out; float* b;
+  cudaMallocManaged(&a, 256 * sizeof(int)); cudaMallocManaged(&b, 140 * sizeof(float));
+  cudaMallocManaged(&out, 512 * sizeof(int));
+  for (int i = 0; i < 256; ++i) a[i] = 3 * i;
+  for (int i = 0; i < 140; ++i) b[i] = i;
+  k<<<1, 128>>>(a, b, out);
+  if (cudaDeviceSynchronize() != cudaSuccess) { printf("FAIL launch\n"); return 1; }
+  for (int t = 0; t < 128; ++t) {
+    const int want[4] = {3 * (127 - t), -1, t + 1 + (t < 2 ? 1000 * (129 + t) : 0), -1};
+    for (int j = 0; j < 4; ++j)
+      if (out[j * 128 + t] != want[j]) { printf("FAIL t %d slot %d: %d want %d\n", t, j, out[j * 128 + t], want[j]); return 1; }
+  }
+  printf("PASS\n");
+}
+)cu";
+  expect_ran_ok(build_and_run("am_cg_memcpy_async", src));
+}
+
 TEST(CpuEmuAsyncMasks, CpAsyncOnThePlainLoopPath) {
   // No barrier in the translation unit: each thread runs alone, its copies still wait for it.
   const char* src = R"cu(

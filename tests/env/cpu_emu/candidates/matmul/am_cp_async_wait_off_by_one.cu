@@ -1,4 +1,5 @@
 // expect: wrong_answer
+// reason: mismatch
 // A single-buffered cp.async GEMM whose wait is off by one: after committing tile t it waits with
 // cp.async.wait_group 1, which only completes tile t-1's group, so the product reads shared
 // memory before tile t's copies are guaranteed to have landed (a GPU may or may not show them;
