@@ -45,13 +45,18 @@ def parse_status(text):
     return si
 
 
+class Malformed(Exception):
+    """The output file is missing or of the wrong size (env/compare.cpp's `malformed`)."""
+
+
 def compare(layout, sets, trials, cand, ref):
-    """(ok, why) for buffers laid out per size set, per trial, per output argument."""
+    """(ok, why) for buffers laid out per size set, per trial, per output argument; raises
+    Malformed when a buffer has the wrong size."""
     need = sum(o["n"] * 4 for s in sets for o in layout["size_sets"][s]) * trials
     if ref is None or len(ref) < need:
-        return False, "reference outputs short (%s of %d bytes)" % (None if ref is None else len(ref), need)
+        raise Malformed("reference outputs short (%s of %d bytes)" % (None if ref is None else len(ref), need))
     if cand is None or len(cand) != need:
-        return False, "outputs malformed: %s bytes, expected %d" % (None if cand is None else len(cand), need)
+        raise Malformed("outputs malformed: %s bytes, expected %d" % (None if cand is None else len(cand), need))
     off = 0
     for s in sets:
         for t in range(trials):
@@ -90,17 +95,25 @@ def judge(layout, cdir, rdir):
         return "leap_error", "the reference failed: " + rsi["kind"] + " " + rsi["msg"], None
     all_sets = list(range(len(layout["size_sets"])))
     cand_out = read(os.path.join(cdir, "outputs.bin"))
-    ok, why = compare(layout, all_sets, layout["trials"], cand_out, read(os.path.join(rdir, "outputs.bin")))
+    # As the executor: malformed trial outputs are a runtime error (reason "outputs"); a malformed
+    # repeated or timed call's outputs make the verdict wrong_answer with that reason.
+    try:
+        ok, why = compare(layout, all_sets, layout["trials"], cand_out, read(os.path.join(rdir, "outputs.bin")))
+    except Malformed as e:
+        return "runtime_error", "outputs: " + str(e), None
     if not ok:
         return "wrong_answer", "mismatch: " + why, None
     first_block = sum(o["n"] * 4 for o in layout["size_sets"][0])
-    ok, why = compare(layout, [0], 1, read(os.path.join(cdir, "repeat.bin")), cand_out[:first_block])
-    if not ok:
-        return "wrong_answer", "inconsistent: " + why, None
-    ok, why = compare(layout, [0], layout["timed"], read(os.path.join(cdir, "timed.bin")),
-                      read(os.path.join(rdir, "timed.bin")))
-    if not ok:
-        return "wrong_answer", "timed_mismatch: " + why, None
+    checks = (("inconsistent", [0], 1, read(os.path.join(cdir, "repeat.bin")), cand_out[:first_block]),
+              ("timed_mismatch", [0], layout["timed"], read(os.path.join(cdir, "timed.bin")),
+               read(os.path.join(rdir, "timed.bin"))))
+    for reason, sets, trials, got, want in checks:
+        try:
+            ok, why = compare(layout, sets, trials, got, want)
+        except Malformed as e:
+            ok, why = False, str(e)
+        if not ok:
+            return "wrong_answer", reason + ": " + why, None
     speedup = None
     if si["median_ms"] and rsi["median_ms"]:
         speedup = rsi["median_ms"] / si["median_ms"]

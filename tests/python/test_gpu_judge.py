@@ -50,7 +50,7 @@ def ref(tmp_path):
 
 
 def judge(tmp_path, ref, **kw):
-    d = str(tmp_path / "cand")
+    d = str(tmp_path / ("cand%d" % len(list(tmp_path.iterdir()))))  # a fresh folder per run
     write_run(d, **kw)
     return gpu_judge.judge(LAYOUT, d, ref[0])
 
@@ -94,8 +94,11 @@ def test_failures_come_before_outputs_in_the_executors_order(tmp_path, ref):
     assert st == "runtime_error" and why.startswith("canary")
     assert judge(tmp_path, ref, rc=139, status="begin 0 0\n")[1] == "signal 11"
     assert judge(tmp_path, ref, rc=0, status="begin 0 0\nok\n")[1].startswith("early_exit")
+    # Missing or short trial outputs (a forged status file) are a runtime error, as in leap.
     st, why, _ = judge(tmp_path, ref, outputs=outputs[:-4], repeat=outputs[:4 * N], timed=timed, ms=1)
-    assert st == "wrong_answer" and "malformed" in why
+    assert st == "runtime_error" and why.startswith("outputs: outputs malformed")
+    st, why, _ = judge(tmp_path, ref, outputs=outputs, repeat=outputs[:4 * N], timed=None, ms=1)
+    assert st == "wrong_answer" and why.startswith("timed_mismatch: outputs malformed")
 
 
 def test_an_excessive_speedup_is_flagged(tmp_path, ref):
