@@ -49,24 +49,12 @@ const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
       {"cudaSurfaceObject_t", "surfaces"},
       {"surf2Dwrite", "surfaces"},
       {"surf2Dread", "surfaces"},
-      {"__half", "half precision (__half)"},
-      {"__half2", "half precision (__half2)"},
-      {"half2", "half precision (half2)"},
-      {"__float2half", "half precision (__float2half)"},
-      {"__float2half_rn", "half precision (__float2half_rn)"},
-      {"__half2float", "half precision (__half2float)"},
-      {"__nv_bfloat16", "bfloat16 (__nv_bfloat16)"},
-      {"__nv_bfloat162", "bfloat16 (__nv_bfloat162)"},
-      {"nv_bfloat16", "bfloat16 (nv_bfloat16)"},
-      {"__float2bfloat16", "bfloat16 (__float2bfloat16)"},
-      {"__bfloat162float", "bfloat16 (__bfloat162float)"},
       {"__nv_fp8_e4m3", "fp8 types"},
       {"__nv_fp8_e5m2", "fp8 types"},
       {"__cluster_dims__", "thread block clusters"},
       {"cudaLaunchKernelEx", "cudaLaunchKernelEx (use <<<...>>>)"},
       {"cudaLaunchKernel", "cudaLaunchKernel (use <<<...>>>)"},
       {"__pipeline_arrive_on", "asynchronous barriers (__pipeline_arrive_on)"},
-      {"memcpy_async", "asynchronous copies (memcpy_async)"},
       {"curand_init", "cuRAND device API"},
       {"curandState", "cuRAND device API"},
   };
@@ -74,11 +62,10 @@ const std::map<std::string_view, std::string_view>& unsupported_identifiers() {
 }
 
 // Unsupported headers: exact names, or prefixes ending in '/'. Headers of CUDA features the
-// emulation lacks (cuda_fp16.h, cuda_bf16.h, mma.h, ...) are not listed: including one is no
+// emulation lacks (cuda_fp8.h, mma.h, ...) are not listed: including one is no
 // use of it; the identifiers above decide, after preprocessing.
 std::string_view unsupported_header(std::string_view h) {
   static const std::vector<std::pair<std::string_view, std::string_view>> hs = {
-      {"cooperative_groups/memcpy_async.h", "asynchronous copies (cooperative_groups/memcpy_async.h)"},
       {"cuda/", "libcu++ (<cuda/...>)"},
       {"cub/", "CUB"},
       {"thrust/", "Thrust"},

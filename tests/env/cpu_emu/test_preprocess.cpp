@@ -11,36 +11,36 @@ namespace {
 
 using leap::emu::rewrite_cuda_source;
 
-TEST(CpuEmuPreprocess, Bf16InDisabledIfIsNotAFeature) {
+TEST(CpuEmuPreprocess, Fp8InDisabledIfIsNotAFeature) {
   const char* src = R"cu(#include <cuda_runtime.h>
-#if defined(USE_BF16)
-#include <cuda_bf16.h>
-typedef __nv_bfloat16 elem_t;
+#if defined(USE_FP8)
+#include <cuda_fp8.h>
+typedef __nv_fp8_e4m3 elem_t;
 #else
 typedef float elem_t;
 #endif
 __global__ void scale(elem_t* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }
 )cu";
-  auto r = rewrite_cuda_source(src, "bf16_off.cu");
+  auto r = rewrite_cuda_source(src, "fp8_off.cu");
   EXPECT_TRUE(r.ok) << r.error;
 
-  // The same code with the macro defined uses bfloat16: unsupported, named at its line.
-  auto on = rewrite_cuda_source(std::string("#define USE_BF16 1\n") + src, "bf16_on.cu");
+  // The same code with the macro defined uses fp8: unsupported, named at its line.
+  auto on = rewrite_cuda_source(std::string("#define USE_FP8 1\n") + src, "fp8_on.cu");
   EXPECT_FALSE(on.ok);
-  EXPECT_NE(on.error.find("bfloat16 (__nv_bfloat16) at line 5"), std::string::npos) << on.error;
+  EXPECT_NE(on.error.find("fp8 types at line 5"), std::string::npos) << on.error;
 }
 
 TEST(CpuEmuPreprocess, ArchGuardsElifAndUndecidableConditions) {
   // __CUDA_ARCH__ is not defined for the emulation's g++ compile: the #else branch is the one.
   auto arch = rewrite_cuda_source(
-      "#if __CUDA_ARCH__ >= 800\n__half h;\n#elif defined(__CUDA_ARCH__)\n__half2 g;\n#else\nint ok;\n#endif\n", "a.cu");
+      "#if __CUDA_ARCH__ >= 800\n__nv_fp8_e4m3 h;\n#elif defined(__CUDA_ARCH__)\n__nv_fp8_e5m2 g;\n#else\nint ok;\n#endif\n", "a.cu");
   EXPECT_TRUE(arch.ok) << arch.error;
   // #undef, #ifndef and arithmetic.
-  auto undef = rewrite_cuda_source("#define W 4\n#undef W\n#ifndef W\n#if (3 * 4) > 11 && !0\n__half h;\n#endif\n#endif\n", "u.cu");
+  auto undef = rewrite_cuda_source("#define W 4\n#undef W\n#ifndef W\n#if (3 * 4) > 11 && !0\n__nv_fp8_e4m3 h;\n#endif\n#endif\n", "u.cu");
   EXPECT_FALSE(undef.ok);
   EXPECT_NE(undef.error.find("at line 5"), std::string::npos) << undef.error;
   // A function-like macro in a condition cannot be evaluated: every branch stays checked.
-  auto fn = rewrite_cuda_source("#define V(x) x\n#if V(0)\n__half h;\n#endif\n", "f.cu");
+  auto fn = rewrite_cuda_source("#define V(x) x\n#if V(0)\n__nv_fp8_e4m3 h;\n#endif\n", "f.cu");
   EXPECT_FALSE(fn.ok);
 }
 

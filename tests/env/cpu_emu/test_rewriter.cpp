@@ -132,9 +132,12 @@ TEST(CpuEmuRewriter, UnsupportedFeatures) {
   EXPECT_NE(a.error.find("inline PTX not supported by the CPU emulation"), std::string::npos) << a.error;
   EXPECT_NE(a.error.find("1 asm statement(s), the first with 'mov.u32 %0, 1' at line 3"), std::string::npos) << a.error;
 
+  // half and bf16 are emulated (test_emu_half.cpp); fp8 is not.
   auto h = rewrite_cuda_source("#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n__global__ void k(__half* p) {}\n", "h.cu");
-  EXPECT_FALSE(h.ok);
-  EXPECT_NE(h.error.find("half precision (__half) at line 3"), std::string::npos) << h.error;
+  EXPECT_TRUE(h.ok) << h.error;
+  auto f8 = rewrite_cuda_source("#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n__global__ void k(__nv_fp8_e4m3* p) {}\n", "f8.cu");
+  EXPECT_FALSE(f8.ok);
+  EXPECT_NE(f8.error.find("fp8 types at line 3"), std::string::npos) << f8.error;
 
   auto w = rewrite_cuda_source("#include <mma.h>\nusing namespace nvcuda;\n", "w.cu");
   EXPECT_FALSE(w.ok);
