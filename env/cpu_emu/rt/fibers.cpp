@@ -197,8 +197,28 @@ void note_undefined_shuffle(const fiber& f, unsigned group, unsigned live, unsig
                    "; a GPU returns an unspecified value there, the emulation returned the reading lane's own value");
 }
 
+// The guide's rule for every *_sync: each non-exited lane named in the mask executes the same
+// intrinsic with the same mask. A group whose lanes name different sets of lanes (or wait in
+// different intrinsics) is undefined on a GPU (a deadlock or garbage): noted, then released.
+void check_same_mask(const fiber* lanes, unsigned group, unsigned live) {
+  const unsigned first = static_cast<unsigned>(__builtin_ctz(group));
+  for (unsigned l = first; l < 32; ++l) {
+    if (!(group >> l & 1u)) continue;
+    const unsigned named = (lanes[l].mask | (1u << l)) & live;
+    if (named == group && lanes[l].op == lanes[first].op) continue;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "lane %u called %s with mask 0x%08x, lane %u (named in it) %s with mask 0x%08x",
+                  first, op_name(lanes[first].op), lanes[first].mask, l, op_name(lanes[l].op), lanes[l].mask);
+    record_undefined(std::string("emulation: undefined behaviour in kernel ") + tl_w->desc->kernel_name + ", block " +
+                     dim_string(tl_block_idx) + ": " + buf +
+                     "; every non-exited lane named in the mask of a *_sync must call the same one with the same mask");
+    return;
+  }
+}
+
 // Completes the warp collective of the lanes in `group` (all waiting) of the warp at `lanes`.
 void release_group(fiber* lanes, unsigned group, unsigned live, unsigned count) {
+  check_same_mask(lanes, group, live);
   unsigned ballot = 0;
   for (unsigned l = 0; l < 32; ++l)
     if ((group >> l & 1u) && lanes[l].pred) ballot |= 1u << l;

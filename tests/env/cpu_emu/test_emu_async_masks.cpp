@@ -124,6 +124,55 @@ int main() {
   EXPECT_NE(r.output.find("read lane 16, which is not in the mask (mask 0x0000ffff"), std::string::npos) << r.output;
 }
 
+// Every non-exited lane named in a mask must call the same *_sync with the same mask: lanes that
+// wait together with different masks, or in different intrinsics, are reported.
+TEST(CpuEmuAsyncMasks, LanesNamingDifferentMasksAreReported) {
+  const char* src = R"cu(
+#include <leap_emu/api.h>
+__global__ void k(int* out) {
+  const int lane = threadIdx.x;
+  const unsigned mask = lane < 16 ? 0xffffffffu : 0x0000ffffu | (1u << lane);
+  out[lane] = __shfl_sync(mask, lane, 0);
+}
+int main() {
+  int* out;
+  cudaMallocManaged(&out, 32 * sizeof(int));
+  k<<<1, 32>>>(out);
+  cudaDeviceSynchronize();
+  const char* ub = leap_emu_undefined_behaviour();
+  printf("ub: %s\n", ub ? ub : "none");
+  if (ub) printf("PASS\n");
+}
+)cu";
+  auto r = build_and_run("am_mask_mismatch", src);
+  expect_ran_ok(r);
+  EXPECT_NE(r.output.find("lane 0 called a __shfl*_sync with mask 0xffffffff, lane 16 (named in it) a __shfl*_sync "
+                          "with mask 0x0001ffff"),
+            std::string::npos)
+      << r.output;
+
+  const char* ops = R"cu(
+#include <leap_emu/api.h>
+__global__ void k(int* out) {
+  const int lane = threadIdx.x;
+  if (lane == 5) out[lane] = __shfl_sync(0xffffffffu, lane, 0);
+  else out[lane] = __ballot_sync(0xffffffffu, lane > 3);
+}
+int main() {
+  int* out;
+  cudaMallocManaged(&out, 32 * sizeof(int));
+  k<<<1, 32>>>(out);
+  cudaDeviceSynchronize();
+  const char* ub = leap_emu_undefined_behaviour();
+  printf("ub: %s\n", ub ? ub : "none");
+  if (ub) printf("PASS\n");
+}
+)cu";
+  auto o = build_and_run("am_op_mismatch", ops);
+  expect_ran_ok(o);
+  EXPECT_NE(o.output.find("lane 5 (named in it) a __shfl*_sync"), std::string::npos) << o.output;
+}
+
 // A read of a cp.async destination before the wait that covers it: a GPU may return old, new or
 // partial data; the emulation returns the old contents, every time.
 TEST(CpuEmuAsyncMasks, CpAsyncDestinationIsStaleUntilItsGroupIsWaitedOn) {

@@ -1,6 +1,6 @@
 // Tests of inline PTX on the CPU emulation (env/cpu_emu/ptx_rewrite.cpp, leap_emu/ptx.h): the
-// rewrite of the supported instructions, cp.async with zero fill into static and dynamic shared
-// memory, and the count and name of unsupported ones.
+// rewrite of the supported instructions (cp.async and its groups, %lanemask_*), cp.async with
+// zero fill into static and dynamic shared memory, and the count and name of unsupported ones.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,6 +55,29 @@ TEST(CpuEmuPtx, SupportedStatementsKeepLinesAndDisabledOnesAreIgnored) {
   int line = 0;
   for (std::size_t k = 0; k < body.find("return lane"); ++k) line += body[k] == '\n';
   EXPECT_EQ(line, 10);
+}
+
+TEST(CpuEmuPtx, CpAsyncGroupsAndLaneMasksBecomeRuntimeCalls) {
+  auto r = rewrite_cuda_source(
+      "template <int N> __device__ void w() { asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N)); }\n"
+      "__device__ unsigned f(unsigned d, const void* p) {\n"
+      "  unsigned lt;\n"
+      "  asm volatile(\"cp.async.cg.shared::cta.global.L2::128B [%0], [%1], 16;\" :: \"r\"(d), \"l\"(p));\n"
+      "  asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_all;\" ::);\n"
+      "  asm(\"mov.u32 %0, %%lanemask_lt;\" : \"=r\"(lt));\n"
+      "  return lt;\n"
+      "}\n",
+      "g.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NE(r.code.find("::leap_emu::ptx::cp_async_wait_group((N));"), std::string::npos) << r.code;
+  EXPECT_NE(r.code.find("::leap_emu::ptx::cp_async(::leap_emu::ptx::shared_addr((d)), ::leap_emu::ptx::global("
+                        "::leap_emu::ptx::addr((p))), 16, 16, true);"),
+            std::string::npos)
+      << r.code;
+  EXPECT_NE(r.code.find("::leap_emu::ptx::cp_async_commit(); ::leap_emu::ptx::cp_async_wait_all();"),
+            std::string::npos)
+      << r.code;
+  EXPECT_NE(r.code.find("::leap_emu::ptx::set((lt), ::leap_emu::ptx::lanemask_lt());"), std::string::npos) << r.code;
 }
 
 TEST(CpuEmuPtx, CpAsyncZeroFillIntoStaticAndDynamicSharedMemory) {
