@@ -31,6 +31,10 @@ TEST(CpuEmuAsyncMasks, CpAsyncDoubleBufferedPipelines) {
   expect_ran_ok(build_and_run("am_cp_async_pipeline", load_program("am_cp_async_pipeline.cu")));
 }
 
+TEST(CpuEmuAsyncMasks, CooperativeGroupsMemcpyAsyncDoubleBuffered) {
+  expect_ran_ok(build_and_run("am_cg_memcpy_async", load_program("am_cg_memcpy_async.cu")));
+}
+
 TEST(CpuEmuAsyncMasks, TilesOf128And64ThreadsWithBlockTileMemory) {
   expect_ran_ok(build_and_run("am_tile128_reduce", load_program("am_tile128_reduce.cu")));
 }
@@ -262,6 +266,7 @@ TEST(CpuEmuAsyncMasks, CooperativeGroupsMemcpyAsyncWithWaitPrior) {
   // in, so 4-byte chunks); wait_prior<1> lands only the first, wait both (and syncs).
   const char* src = R"cu(
 #include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
 namespace cg = cooperative_groups;
 __global__ void k(const int* a, const float* b, int* out) {
   __shared__ __align__(16) int sa[128];
