@@ -154,6 +154,7 @@ void stage_cp_async(const float4* in, float4* out) {
   float4 acc = make_float4(0, 0, 0, 0);
   for (int r = 0; r < k_rounds; ++r) {
     leap_emu::ptx::cp_async(__cvta_generic_to_shared(&tile[t]), reinterpret_cast<const char*>(in + t), 16, 16);
+    leap_emu::ptx::cp_async_wait_all(); // the copy lands in shared memory at the wait
     __syncthreads();
     acc.x += tile[k_block - 1 - t].x;
     __syncthreads();

@@ -23,6 +23,9 @@ const std::set<std::string_view>& sync_identifiers() {
       "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__any_sync",
       "__all_sync", "__match_any_sync", "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync",
       "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
+      // the lanes that reach a call site together: only fibers know (the plain loop runs one lane
+      // at a time and would answer every live lane, also inside a branch)
+      "__activemask",
       // cooperative groups: group syncs and tile collectives are barriers and warp operations
       "cooperative_groups", "this_thread_block", "tiled_partition", "coalesced_threads"};
   return ids;

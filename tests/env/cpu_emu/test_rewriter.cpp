@@ -286,3 +286,15 @@ TEST(CpuEmuRewriter, VolatileSharedArraysInAnyOrder) {
 }
 
 }  // namespace
+
+// A file whose only warp operation is __activemask runs on fibers: the plain loop runs one lane
+// at a time and would answer every live lane, also inside a branch only some lanes took.
+TEST(CpuEmuRewriter, ActivemaskAloneSelectsTheFiberPath) {
+  auto r = rewrite_cuda_source(
+      "__global__ void k(unsigned* out) {\n"
+      "  if (threadIdx.x % 2) out[threadIdx.x] = __popc(__activemask());\n"
+      "}\n",
+      "am.cu");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NE(r.code.find("#define LEAP_EMU_TU_USES_SYNC 1"), std::string::npos);
+}
