@@ -26,23 +26,22 @@
 #include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 
+#include "bench/emulation_pair.hpp"
+
 namespace cg = cooperative_groups;
 
 namespace {
 
+using leap::bench::pair;
+using leap::bench::thread_cpu_seconds;
+
 constexpr int k_block = 256;
 constexpr int k_rounds = 16;  // repetitions of the measured part inside one launch
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 template <class K, class... A>
 void launch1(const char* name, K kernel, unsigned smem, A... args) {
-  const auto cfg = leap_emu::make_launch_config(dim3(1), dim3(k_block), smem);
-  leap_emu::launch_kernel(name, 1, cfg, [&](auto&... a) { kernel(a...); }, args...);
+  leap::bench::launch_block(name, true, k_block, smem, kernel, args...);
 }
 
 // --- volatile tail vs shuffle tail -------------------------------------------------------------
@@ -176,29 +175,6 @@ void stage_plain(const float4* in, float4* out) {
 
 // Alternates `a` and `b`; counters: microseconds per launch of each and b/a... reported as ratio
 // = a / b (the feature's time over the baseline's).
-template <class A, class B>
-void pair(benchmark::State& state, A a, B b, double per_launch_units, const char* unit_counter) {
-  double ta = 0, tb = 0;
-  for (auto _ : state) {
-    const double t0 = thread_cpu_seconds();
-    a();
-    const double t1 = thread_cpu_seconds();
-    b();
-    const double t2 = thread_cpu_seconds();
-    ta += t1 - t0;
-    tb += t2 - t1;
-    benchmark::ClobberMemory();
-  }
-  if (const char* e = leap_emu_fatal_error()) {
-    state.SkipWithError(e);
-    return;
-  }
-  const double n = static_cast<double>(state.iterations());
-  state.counters["us_feature"] = ta / n * 1e6;
-  state.counters["us_baseline"] = tb / n * 1e6;
-  state.counters["ratio"] = tb > 0 ? ta / tb : 0;
-  if (unit_counter) state.counters[unit_counter] = (ta - tb) / n / per_launch_units * 1e9;
-}
 
 struct buffers {
   std::vector<float> x = std::vector<float>(4 * k_block, 1.0f);

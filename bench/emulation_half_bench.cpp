@@ -20,21 +20,18 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "bench/emulation_pair.hpp"
+
 namespace {
+
 
 constexpr int k_block = 256;
 constexpr int k_ops = 64;  // operations per thread and launch
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 template <class K, class... A>
 void launch_plain(const char* name, K kernel, A... args) {
-  const auto cfg = leap_emu::make_launch_config(dim3(1), dim3(k_block), 0);
-  leap_emu::launch_kernel(name, 0, cfg, [&](auto&... a) { kernel(a...); }, args...);
+  leap::bench::launch_block(name, false, k_block, 0, kernel, args...);
 }
 
 void half2_fma(const float2* x, float2* out) {
@@ -89,29 +86,15 @@ void float2_copy(const float2* x, float2* out) {
 }
 
 // Alternates the 16-bit kernel and the float one; ratio = 16-bit time / float time.
+
+// leap::bench::pair, plus the time of one 16-bit and one float operation per thread.
 template <class A, class B>
-void pair(benchmark::State& state, A a, B b) {
-  double ta = 0, tb = 0;
-  for (auto _ : state) {
-    const double t0 = thread_cpu_seconds();
-    a();
-    const double t1 = thread_cpu_seconds();
-    b();
-    const double t2 = thread_cpu_seconds();
-    ta += t1 - t0;
-    tb += t2 - t1;
-    benchmark::ClobberMemory();
-  }
-  if (const char* e = leap_emu_fatal_error()) {
-    state.SkipWithError(e);
+void pair16(benchmark::State& state, A a, B b) {
+  if (!leap::bench::pair(state, a, b))
     return;
-  }
-  const double n = static_cast<double>(state.iterations()), ops = double(k_block) * k_ops;
-  state.counters["us_feature"] = ta / n * 1e6;
-  state.counters["us_baseline"] = tb / n * 1e6;
-  state.counters["ratio"] = tb > 0 ? ta / tb : 0;
-  state.counters["ns_per_op_16bit"] = ta / n / ops * 1e9;
-  state.counters["ns_per_op_float"] = tb / n / ops * 1e9;
+  const double ops = double(k_block) * k_ops;
+  state.counters["ns_per_op_16bit"] = state.counters["us_feature"] * 1e3 / ops;
+  state.counters["ns_per_op_float"] = state.counters["us_baseline"] * 1e3 / ops;
 }
 
 struct buffers {
@@ -121,22 +104,22 @@ struct buffers {
 
 void bm_half2_fma(benchmark::State& state) {
   buffers b;
-  pair(state, [&] { launch_plain("half2_fma", half2_fma, b.x.data(), b.out.data()); },
+  pair16(state, [&] { launch_plain("half2_fma", half2_fma, b.x.data(), b.out.data()); },
        [&] { launch_plain("float2_fma", float2_fma, b.x.data(), b.out.data()); });
 }
 void bm_half2_add(benchmark::State& state) {
   buffers b;
-  pair(state, [&] { launch_plain("half2_add", half2_add, b.x.data(), b.out.data()); },
+  pair16(state, [&] { launch_plain("half2_add", half2_add, b.x.data(), b.out.data()); },
        [&] { launch_plain("float2_add", float2_add, b.x.data(), b.out.data()); });
 }
 void bm_bf162_fma(benchmark::State& state) {
   buffers b;
-  pair(state, [&] { launch_plain("bf162_fma", bf162_fma, b.x.data(), b.out.data()); },
+  pair16(state, [&] { launch_plain("bf162_fma", bf162_fma, b.x.data(), b.out.data()); },
        [&] { launch_plain("float2_fma", float2_fma, b.x.data(), b.out.data()); });
 }
 void bm_convert(benchmark::State& state) {
   buffers b;
-  pair(state, [&] { launch_plain("half2_convert", half2_convert, b.x.data(), b.out.data()); },
+  pair16(state, [&] { launch_plain("half2_convert", half2_convert, b.x.data(), b.out.data()); },
        [&] { launch_plain("float2_copy", float2_copy, b.x.data(), b.out.data()); });
 }
 

@@ -22,22 +22,21 @@
 
 #include <cuda_runtime.h>  // the emulation's shims (env/cpu_emu/include), after std headers
 
+#include "bench/emulation_pair.hpp"
+
 namespace {
+
+using leap::bench::pair;
+using leap::bench::thread_cpu_seconds;
 
 constexpr int k_block = 256;
 constexpr int k_rounds = 16;    // reductions per launch
 constexpr int k_accesses = 64;  // volatile accesses per thread per launch (struct_access)
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 template <class K, class... A>
 void launch1(const char* name, K kernel, A... args) {
-  const auto cfg = leap_emu::make_launch_config(dim3(1), dim3(k_block), 0);
-  leap_emu::launch_kernel(name, 1, cfg, [&](auto&... a) { kernel(a...); }, args...);
+  leap::bench::launch_block(name, true, k_block, 0, kernel, args...);
 }
 
 struct acc {
@@ -118,32 +117,6 @@ void access_float(float* out) {
   out[t] = s[t];
 }
 
-template <class A, class B>
-void pair(benchmark::State& state, A a, B b, double per_launch_units, const char* unit_counter) {
-  double ta = 0, tb = 0;
-  for (auto _ : state) {
-    const double t0 = thread_cpu_seconds();
-    a();
-    const double t1 = thread_cpu_seconds();
-    b();
-    const double t2 = thread_cpu_seconds();
-    ta += t1 - t0;
-    tb += t2 - t1;
-    benchmark::ClobberMemory();
-  }
-  if (const char* e = leap_emu_fatal_error()) {
-    state.SkipWithError(e);
-    return;
-  }
-  const double n = static_cast<double>(state.iterations());
-  state.counters["us_feature"] = ta / n * 1e6;
-  state.counters["us_baseline"] = tb / n * 1e6;
-  state.counters["ratio"] = tb > 0 ? ta / tb : 0;
-  if (unit_counter) {
-    state.counters[unit_counter] = ta / n / per_launch_units * 1e9;
-    state.counters[std::string(unit_counter) + "_baseline"] = tb / n / per_launch_units * 1e9;
-  }
-}
 
 void bm_struct_tail(benchmark::State& state) {
   std::vector<float> x(k_block, 1.0f), out(k_block, 0.0f);
