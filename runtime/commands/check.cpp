@@ -20,7 +20,7 @@ int run_check(const command_context& ctx) {
   auto task = a.opt("--task");
   if (!task)
     return usage_error("check needs --task NAME");
-  if (auto added = add_generated_task(svc, *task); !added)
+  if (auto added = add_generated_tasks(svc, {*task}, "--task"); !added)
     return usage_error(added.message());
   if (!svc.tasks->count(*task)) {
     std::string known;

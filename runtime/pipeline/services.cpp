@@ -45,18 +45,6 @@ taskgen::gen_options generated_options(const config::leap_config& cfg) {
   return o;
 }
 
-result<void> add_generated_task(services& s, const std::string& name) {
-  if (s.tasks->count(name) || !taskgen::is_generated_name(name))
-    return {};
-  auto t = taskgen::generate_task(s.cfg.environment.generated_seed, name);
-  if (!t)
-    return t.err();
-  auto m = std::make_shared<std::map<std::string, env::task_spec>>(*s.tasks);
-  (*m)[name] = t->spec;
-  s.tasks = m;
-  return {};
-}
-
 result<void> add_generated_tasks(services& s, const std::vector<std::string>& names,
                                  const std::string& what) {
   std::vector<std::string> missing;

@@ -41,13 +41,12 @@ result<std::unique_ptr<services>> make_services(const config::leap_config& cfg, 
 std::string default_cache_dir();
 // The generated-suite options of a configuration (environment.generated_*).
 taskgen::gen_options generated_options(const config::leap_config& cfg);
-// When `name` is a generated task name (gen_<family>_<t|i|c><n>) the catalog lacks, generates it
-// under environment.generated_seed and adds it, so `leap check|tasks verify --task gen_...` work
-// without enabling the whole generated suite. Call before an evaluator holds the catalog (CLI
-// main thread). No-op for other names; an error for a generated name that does not exist.
-result<void> add_generated_task(services& s, const std::string& name);
-// add_generated_task() for every name of a task list, the catalog copied once; the error starts
-// with `what`, the key or option that listed them ("train.tasks", "--task").
+// The generated task names (gen_<family>_<t|i|c><n>) of `names` that the catalog lacks are
+// generated under environment.generated_seed (each family drawn once) and added, so task lists
+// and `leap check|tasks verify --task gen_...` work without enabling the whole generated suite.
+// Call before an evaluator holds the catalog (CLI main thread). Other names are left alone; a
+// generated name that does not exist is an error starting with `what`, the key or option that
+// listed it ("train.tasks", "--task").
 result<void> add_generated_tasks(services& s, const std::vector<std::string>& names,
                                  const std::string& what);
 
