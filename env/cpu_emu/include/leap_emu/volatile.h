@@ -156,7 +156,13 @@ template <class T, class D>
 class vptr_base {
  public:
   vptr_base() = default;
+  vptr_base(std::nullptr_t) {}
   vptr_base(volatile T* p) : p_(p) {}
+  template <class U>
+  explicit vptr_base(U* p) : p_((volatile T*)(p)) {}
+  // vptr<T> to vptr<const T>, as `volatile T*` converts to `const volatile T*`
+  template <class U, int K, class = std::enable_if_t<std::is_convertible_v<volatile U*, volatile T*>>>
+  vptr_base(const vptr<U, K>& o) : p_(static_cast<volatile U*>(o)) {}
   operator volatile T*() const { return p_; }
   explicit operator bool() const { return p_ != nullptr; }
   D operator+(std::ptrdiff_t i) const { return D(p_ + i); }
@@ -185,14 +191,7 @@ class vptr<T, 0> : public vptr_base<T, vptr<T, 0>> {
   using base = vptr_base<T, vptr<T, 0>>;
 
  public:
-  vptr() = default;
-  vptr(std::nullptr_t) {}
-  vptr(volatile T* p) : base(p) {}
-  template <class U>
-  explicit vptr(U* p) : base((volatile T*)(p)) {}
-  // vptr<T> to vptr<const T>, as `volatile T*` converts to `const volatile T*`
-  template <class U, int K, class = std::enable_if_t<std::is_convertible_v<volatile U*, volatile T*>>>
-  vptr(const vptr<U, K>& o) : base(static_cast<volatile U*>(o)) {}
+  using base::base;
   vref<T> operator*() const { return vref<T>(this->p_); }
   vref<T> operator[](std::ptrdiff_t i) const { return vref<T>(this->p_ + i); }
 };
@@ -202,14 +201,7 @@ class vptr<T, 1> : public vptr_base<T, vptr<T, 1>> {
   using base = vptr_base<T, vptr<T, 1>>;
 
  public:
-  vptr() = default;
-  vptr(std::nullptr_t) {}
-  vptr(volatile T* p) : base(p) {}
-  template <class U>
-  explicit vptr(U* p) : base((volatile T*)(p)) {}
-  // vptr<T> to vptr<const T>, as `volatile T*` converts to `const volatile T*`
-  template <class U, int K, class = std::enable_if_t<std::is_convertible_v<volatile U*, volatile T*>>>
-  vptr(const vptr<U, K>& o) : base(static_cast<volatile U*>(o)) {}
+  using base::base;
   volatile T& operator*() const { return reach(this->p_); }
   volatile T& operator[](std::ptrdiff_t i) const { return reach(this->p_ + i); }
   volatile T* operator->() const { return __builtin_addressof(reach(this->p_)); }
