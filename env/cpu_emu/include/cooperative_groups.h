@@ -81,27 +81,37 @@ class thread_block_tile;
 
 namespace details {
 
-template <unsigned N, bool MultiWarp = (N > 32)>
-class tile_base;
-
-// A tile of N <= 32 threads: the lanes of part of a warp.
+// What every tile of N threads has, whatever its size: its rank among the block's tiles of N,
+// their number, and this thread's rank in it.
 template <unsigned N>
-class tile_base<N, false> {
-  static_assert(N >= 1 && (N & (N - 1)) == 0, "thread_block_tile size must be a power of two");
-
+class tile_meta {
  public:
-  static constexpr bool multi_warp = false;
-  tile_base() : meta_rank_(linear_tid() / N), meta_size_((block_threads() + N - 1) / N) {}
-  tile_base(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
-
-  static unsigned mask() { return details::tile_mask(N); }
-  static void sync() { __syncwarp(mask()); }
-  static unsigned thread_rank() { return details::linear_tid() & (N - 1u); }
+  tile_meta() : meta_rank_(linear_tid() / N), meta_size_((block_threads() + N - 1) / N) {}
+  tile_meta(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
+  static unsigned thread_rank() { return linear_tid() & (N - 1u); }
   static constexpr unsigned size() { return N; }
   static constexpr unsigned num_threads() { return N; }
   unsigned meta_group_rank() const { return meta_rank_; }
   unsigned meta_group_size() const { return meta_size_; }
 
+ private:
+  unsigned meta_rank_, meta_size_;
+};
+
+template <unsigned N, bool MultiWarp = (N > 32)>
+class tile_base;
+
+// A tile of N <= 32 threads: the lanes of part of a warp.
+template <unsigned N>
+class tile_base<N, false> : public tile_meta<N> {
+  static_assert(N >= 1 && (N & (N - 1)) == 0, "thread_block_tile size must be a power of two");
+
+ public:
+  using tile_meta<N>::tile_meta;
+  static constexpr bool multi_warp = false;
+
+  static unsigned mask() { return details::tile_mask(N); }
+  static void sync() { __syncwarp(mask()); }
   template <class T>
   static T shfl(T v, int src_rank) { return __shfl_sync(mask(), v, src_rank, static_cast<int>(N)); }
   template <class T>
@@ -124,28 +134,21 @@ class tile_base<N, false> {
 
  private:
   static unsigned base() { return details::lane() & ~(N - 1u) & 31u; }
-  unsigned meta_rank_, meta_size_;
 };
 
 // A tile of N = 64..1024 threads (whole warps): its collectives wait for all of the tile's
 // threads (leap_emu::detail::tile_collective). As in CUDA: sync, ranks, shfl, any, all (values
 // of at most 8 bytes); no shfl_up/down/xor, ballot or match.
 template <unsigned N>
-class tile_base<N, true> {
+class tile_base<N, true> : public tile_meta<N> {
   static_assert(N <= 1024 && (N & (N - 1)) == 0, "thread_block_tile size must be a power of two up to 1024");
   using op = ::leap_emu::detail::tile_op;
 
  public:
+  using tile_meta<N>::tile_meta;
   static constexpr bool multi_warp = true;
-  tile_base() : meta_rank_(linear_tid() / N), meta_size_((block_threads() + N - 1) / N) {}
-  tile_base(unsigned meta_rank, unsigned meta_size) : meta_rank_(meta_rank), meta_size_(meta_size) {}
 
   static void sync() { ::leap_emu::detail::tile_collective(N, op::sync, 0, 0); }
-  static unsigned thread_rank() { return linear_tid() & (N - 1u); }
-  static constexpr unsigned size() { return N; }
-  static constexpr unsigned num_threads() { return N; }
-  unsigned meta_group_rank() const { return meta_rank_; }
-  unsigned meta_group_size() const { return meta_size_; }
   template <class T>
   static T shfl(T v, unsigned src_rank) {
     using namespace ::leap_emu::detail;
@@ -153,9 +156,6 @@ class tile_base<N, true> {
   }
   static int any(int p) { return ::leap_emu::detail::tile_collective(N, op::any, p != 0, 0) != 0; }
   static int all(int p) { return ::leap_emu::detail::tile_collective(N, op::all, p != 0, 0) != 0; }
-
- private:
-  unsigned meta_rank_, meta_size_;
 };
 
 // cg::reduce over a tile larger than a warp: the values folded in rank order.
