@@ -229,18 +229,6 @@ class rewriter {
     return j;
   }
 
-  // Index of the matching closer for the opener at `i` ((, [, {), or toks_.size().
-  std::size_t match_forward(std::size_t i) const {
-    int depth = 0;
-    for (std::size_t j = i; j < toks_.size(); ++j) {
-      if (punct(j, '(') || punct(j, '[') || punct(j, '{')) ++depth;
-      else if (punct(j, ')') || punct(j, ']') || punct(j, '}')) {
-        if (--depth == 0) return j;
-      }
-    }
-    return toks_.size();
-  }
-
   std::size_t rewrite_launch(std::size_t lt) {
     const int line = toks_[lt].line;
     std::size_t name_begin = kernel_name_start(lt);
@@ -269,7 +257,7 @@ class rewriter {
       fail(line, "expected '(' after <<<...>>>");
       return toks_.size();
     }
-    std::size_t close = match_forward(open);
+    std::size_t close = token_view{src_, toks_}.match_forward(open);
     if (close >= toks_.size()) {
       fail(line, "unbalanced parentheses in kernel launch arguments");
       return toks_.size();
