@@ -1,15 +1,14 @@
-// Reading a task: its task.toml (validated key by key, every error naming the file, line and key)
-// and its reference source, into a task_spec (env/task.hpp).
+// Reading a task: its task.toml (checked against its schema, common/toml_schema.hpp: every error
+// reads "<file>:<line>:<col>: <key>: <what is wrong>") and its reference source, into a task_spec
+// (env/task.hpp).
 #include "env/task.hpp"
 
 #include "common/fs.hpp"
+#include "common/toml_schema.hpp"
 #include "env/shape_expr.hpp"
-
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -17,17 +16,6 @@ namespace fs = std::filesystem;
 namespace leap::env {
 
 namespace {
-
-std::string where(const std::string& file, const toml::source_region& src) {
-  std::ostringstream os;
-  os << file << ":" << src.begin.line << ":" << src.begin.column;
-  return os.str();
-}
-
-error key_error(const std::string& file, const toml::node& n, const std::string& key,
-                const std::string& what) {
-  return make_error(where(file, n.source()) + ": " + key + ": " + what);
-}
 
 result<init_dist> parse_init(std::string_view text) {
   std::string s;
@@ -98,239 +86,208 @@ result<init_dist> parse_init(std::string_view text) {
   return make_error("unknown distribution '" + fn + "'");
 }
 
-result<void> check_keys(const std::string& file, const toml::table& t, const std::string& prefix,
-                        const std::set<std::string>& known) {
-  for (auto&& [k, v] : t) {
-    std::string key(k.str());
-    if (!known.count(key)) {
-      std::string list;
-      for (auto& s : known)
-        list += (list.empty() ? "" : ", ") + s;
-      return key_error(file, v, prefix + key, "unknown key (known: " + list + ")");
-    }
-  }
-  return {};
+using toml_schema::checked_table;
+using toml_schema::diagnostics;
+using toml_schema::key_path;
+using toml_schema::table_schema;
+using toml_schema::value_kind;
+
+// The top level of a task.toml. [[args]] and [[sizes]] are checked one by one below: their keys
+// depend on the signature.
+const table_schema& task_schema() {
+  static const table_schema s = [] {
+    table_schema t;
+    t.key("name", value_kind::string, "the task directory's name").required().non_empty();
+    t.key("level", value_kind::integer).required().at_least(1).at_most(3);
+    t.key("split", value_kind::string, "train or eval").required().one_of({"train", "eval"});
+    std::vector<std::string> categories;
+    for (auto c : all_task_categories())
+      categories.emplace_back(to_string(c));
+    t.key("category", value_kind::string, "the operator category").required().one_of(categories);
+    t.key("description", value_kind::string).required();
+    t.key("signature", value_kind::string, "extern \"C\" void solution(...)").required();
+    t.key("reference", value_kind::string, "the reference .cu, relative to task.toml").required();
+    t.key("allowed_libraries", value_kind::string_list).one_of({"cublas", "cudnn", "thrust", "cub"});
+    t.key("atol", value_kind::floating).at_least(0);
+    t.key("rtol", value_kind::floating).at_least(0);
+    t.table_array("args", "one per signature parameter, in order", 0, true).open = true;
+    t.table_array("sizes", "the size sets the task is checked on", 2).open = true;
+    return t;
+  }();
+  return s;
 }
 
-template <class T>
-result<T> get(const std::string& file, const toml::table& t, const toml::node& owner,
-              const std::string& key, const std::string& full, const char* type_name) {
-  auto n = t.get(key);
-  if (!n)
-    return make_error(where(file, owner.source()) + ": " + full + ": missing required key");
-  auto v = n->value<T>();
-  if (!v)
-    return key_error(file, *n, full, std::string("expected ") + type_name);
-  return *v;
+// An [[args]] table: a pointer parameter's, or a size parameter's (its name only).
+const table_schema& arg_schema(bool pointer) {
+  static const table_schema size_arg = [] {
+    table_schema t;
+    t.key("name", value_kind::string, "the signature parameter's name").required();
+    return t;
+  }();
+  static const table_schema int_arg = [] {
+    table_schema t = size_arg;
+    t.unknown_hint = [](std::string_view, const toml::node&) {
+      return std::string("an int parameter's [[args]] table has its name only");
+    };
+    return t;
+  }();
+  static const table_schema pointer_arg = [] {
+    table_schema t = size_arg;
+    t.key("shape", value_kind::string, "its element count, e.g. \"M * K\"").required().non_empty();
+    t.key("role", value_kind::string, "input, output or inout").required()
+      .one_of({"input", "output", "inout"});
+    t.key("init", value_kind::string);
+    return t;
+  }();
+  return pointer ? pointer_arg : int_arg;
+}
+
+// One [[args]] table into `a` (its parameter `p` from the signature); problems go to `diag`.
+void read_arg(const checked_table& c, std::size_t i, const param& p, task_arg& a,
+              diagnostics& diag) {
+  const key_path& at = c.path;
+  auto name = c.get<std::string>("name");
+  if (name && *name != p.name)
+    diag.add(*c.node("name"), at.key("name"),
+             "is '" + *name + "' but parameter " + std::to_string(i + 1) + " of the signature is '"
+               + p.name + "'");
+  a.p = p;
+  if (!p.is_pointer) {
+    a.role = arg_role::size;
+    return;
+  }
+  a.shape = c.get<std::string>("shape").value_or("");
+  auto role = c.get<std::string>("role");
+  if (!role)
+    return;
+  a.role = *role == "input" ? arg_role::input : *role == "output" ? arg_role::output : arg_role::inout;
+  if (a.role != arg_role::input && p.is_const)
+    diag.add(*c.node("role"), at.key("role"), "a const pointer cannot be an " + *role);
+  if (a.role == arg_role::input && !p.is_const)
+    diag.add(*c.node("role"), at.key("role"), "an input must be a const pointer in the signature");
+  auto init = c.get<std::string>("init");
+  if (a.role == arg_role::output) {
+    if (c.node("init"))
+      diag.add(*c.node("init"), at.key("init"),
+               "an output has no init (outputs are poisoned before every run)");
+    return;
+  }
+  if (!init) {
+    if (!c.node("init"))
+      diag.add(c.position(), at.key("init"),
+               "missing required key (inputs and inouts need one: uniform(lo, hi), normal(mean, "
+               "std), randint(lo, hi), constant(v), zeros or ones)");
+    return;
+  }
+  auto d = parse_init(*init);
+  if (!d)
+    diag.add(*c.node("init"), at.key("init"), d.message());
+  else if (d->kind == init_dist::randint && p.kind != scalar_kind::i32)
+    diag.add(*c.node("init"), at.key("init"), "randint is for int buffers");
+  else
+    a.init = *d;
+}
+
+// One [[sizes]] table: every size parameter, each in [0, 2^31), and every pointer argument's
+// element count in [1, 2^28] under it.
+void read_sizes(const checked_table& c, task_spec& t, const std::vector<checked_table>& args,
+                diagnostics& diag) {
+  table_schema schema;
+  for (auto& a : t.args)
+    if (!a.p.is_pointer)
+      schema.key(a.p.name, value_kind::integer, "a size parameter of the signature").required()
+        .at_least(0).at_most(2147483647);
+  std::size_t before = diag.size();
+  checked_table s = toml_schema::check(*c.source, schema, diag, c.path);
+  if (diag.size() != before)
+    return;
+  size_set sizes;
+  for (auto& k : s.keys)
+    sizes[k.name] = std::get<std::int64_t>(k.v);
+  for (std::size_t ai = 0; ai < t.args.size(); ++ai) {
+    if (!t.args[ai].p.is_pointer)
+      continue;
+    const std::string label = args[ai].path.key("shape");
+    auto e = eval_shape(t.args[ai].shape, sizes);
+    if (!e)
+      diag.add(*args[ai].node("shape"), label, e.message());
+    else if (*e < 1 || *e > (1LL << 28))
+      diag.add(c.position(), label,
+               "\"" + t.args[ai].shape + "\" gives " + std::to_string(*e) + " elements under "
+                 + c.path.table() + "; must be between 1 and 2^28");
+  }
+  t.sizes.push_back(std::move(sizes));
 }
 
 // load_task and parse_task: `reference` given = a task held in memory (spec_path as given, the
 // reference not read from disk, no directory-name check).
 result<task_spec> parse_task_impl(const std::string& path, const result<std::string>& text,
                                   const std::string* reference) {
-  toml::table root;
-  try {
-    root = toml::parse(*text, path);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << path << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
-       << e.description();
-    return make_error(os.str());
-  }
-  auto r = check_keys(path, root, "",
-                      {"name", "level", "split", "category", "description", "signature", "reference",
-                       "allowed_libraries", "atol", "rtol", "args", "sizes"});
-  if (!r)
-    return r.err();
+  auto parsed = toml_schema::parse(*text, path);
+  if (!parsed)
+    return parsed.err();
+  const toml::table& root = *parsed;
+  diagnostics diag(path);
+  checked_table c = toml_schema::check(root, task_schema(), diag);
+  if (!diag.empty())
+    return diag.error();
   task_spec t;
   t.spec_path = reference ? path : fs::absolute(path).lexically_normal().string();
   t.spec_source = *text;
-  auto name = get<std::string>(path, root, root, "name", "name", "a string");
-  if (!name)
-    return name.err();
-  t.name = *name;
-  auto level = get<int64_t>(path, root, root, "level", "level", "an integer");
-  if (!level)
-    return level.err();
-  if (*level < 1 || *level > 3)
-    return key_error(path, *root.get("level"), "level", "must be 1, 2 or 3");
-  t.level = static_cast<int>(*level);
-  auto split = get<std::string>(path, root, root, "split", "split", "a string (train or eval)");
-  if (!split)
-    return split.err();
-  auto sp = parse_task_split(*split);
-  if (!sp)
-    return key_error(path, *root.get("split"), "split", sp.message());
-  t.split = *sp;
-  auto category = get<std::string>(path, root, root, "category", "category", "a string");
-  if (!category)
-    return category.err();
-  auto cat = parse_task_category(*category);
-  if (!cat)
-    return key_error(path, *root.get("category"), "category", cat.message());
-  t.category = *cat;
-  auto desc = get<std::string>(path, root, root, "description", "description", "a string");
-  if (!desc)
-    return desc.err();
-  t.description = *desc;
-  auto sig = get<std::string>(path, root, root, "signature", "signature", "a string");
-  if (!sig)
-    return sig.err();
-  t.signature = *sig;
+  t.name = *c.get<std::string>("name");
+  t.level = static_cast<int>(*c.get<std::int64_t>("level"));
+  t.split = *parse_task_split(*c.get<std::string>("split"));
+  t.category = *parse_task_category(*c.get<std::string>("category"));
+  t.description = *c.get<std::string>("description");
+  t.signature = *c.get<std::string>("signature");
+  c.read("allowed_libraries", t.allowed_libraries);
+  c.read("atol", t.atol);
+  c.read("rtol", t.rtol);
   auto params = parse_signature(t.signature);
   if (!params)
-    return key_error(path, *root.get("signature"), "signature", params.message());
-  auto ref = get<std::string>(path, root, root, "reference", "reference", "a string");
-  if (!ref)
-    return ref.err();
-  t.reference_path = (fs::path(t.spec_path).parent_path() / *ref).lexically_normal().string();
+    diag.add(*root.get("signature"), "signature", params.message());
+  t.reference_path = (fs::path(t.spec_path).parent_path() / *c.get<std::string>("reference"))
+                       .lexically_normal().string();
   auto src = reference ? result<std::string>(*reference) : read_file(t.reference_path);
   if (!src)
-    return key_error(path, *root.get("reference"), "reference", src.message());
-  t.reference_source = *src;
-  for (const char* tol : {"atol", "rtol"}) {
-    if (auto n = root.get(tol)) {
-      auto v = n->value<double>();
-      if (!v || *v < 0)
-        return key_error(path, *n, tol, "expected a number >= 0");
-      (std::string(tol) == "atol" ? t.atol : t.rtol) = *v;
-    }
+    diag.add(*root.get("reference"), "reference", src.message());
+  else
+    t.reference_source = *src;
+  auto dir_name = fs::path(t.spec_path).parent_path().filename().string();
+  if (!reference && dir_name != t.name && fs::path(t.spec_path).filename() == "task.toml")
+    diag.add(*root.get("name"), "name",
+             "is '" + t.name + "' but the task directory is '" + dir_name + "'");
+  if (!params)
+    return diag.error();
+  // [[args]], one per signature parameter.
+  const auto& args = c.array("args");
+  if (args.size() != params->size()) {
+    diag.add(*root.get("args"), "args",
+             "the signature has " + std::to_string(params->size()) + " parameters but there are "
+               + std::to_string(args.size()) + " [[args]] tables");
+    return diag.error();
   }
-  if (auto n = root.get("allowed_libraries")) {
-    auto arr = n->as_array();
-    if (!arr)
-      return key_error(path, *n, "allowed_libraries", "expected an array of strings");
-    for (auto& e : *arr) {
-      auto s = e.value<std::string>();
-      static const std::set<std::string> libs{"cublas", "cudnn", "thrust", "cub"};
-      if (!s || !libs.count(*s))
-        return key_error(path, e, "allowed_libraries",
-                         "entries must be \"cublas\", \"cudnn\", \"thrust\" or \"cub\"");
-      t.allowed_libraries.push_back(*s);
-    }
-  }
-  // [[args]]
-  auto args_node = root.get("args");
-  if (!args_node || !args_node->as_array())
-    return make_error(path + ":1:1: args: missing [[args]] tables (one per signature parameter)");
-  auto& args = *args_node->as_array();
-  if (args.size() != params->size())
-    return key_error(path, *args_node, "args",
-                     "the signature has " + std::to_string(params->size())
-                       + " parameters but there are " + std::to_string(args.size())
-                       + " [[args]] entries");
+  std::vector<checked_table> arg_tables;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    auto tab = args[i].as_table();
-    std::string pfx = "args[" + std::to_string(i) + "].";
-    if (!tab)
-      return key_error(path, args[i], "args[" + std::to_string(i) + "]", "expected a table");
-    const auto& p = (*params)[i];
-    auto ok = check_keys(path, *tab, pfx,
-                         p.is_pointer ? std::set<std::string>{"name", "shape", "role", "init"}
-                                      : std::set<std::string>{"name"});
-    if (!ok)
-      return ok.err();
-    auto an = get<std::string>(path, *tab, args[i], "name", pfx + "name", "a string");
-    if (!an)
-      return an.err();
-    if (*an != p.name)
-      return key_error(path, *tab->get("name"), pfx + "name",
-                       "is '" + *an + "' but parameter " + std::to_string(i + 1)
-                         + " of the signature is '" + p.name + "'");
+    const param& p = (*params)[i];
+    arg_tables.push_back(toml_schema::check(*args[i].source, arg_schema(p.is_pointer), diag,
+                                            args[i].path));
     task_arg a;
-    a.p = p;
-    if (p.is_pointer) {
-      auto shape = get<std::string>(path, *tab, args[i], "shape", pfx + "shape", "a string");
-      if (!shape)
-        return shape.err();
-      a.shape = *shape;
-      auto role = get<std::string>(path, *tab, args[i], "role", pfx + "role", "a string");
-      if (!role)
-        return role.err();
-      if (*role == "input")
-        a.role = arg_role::input;
-      else if (*role == "output")
-        a.role = arg_role::output;
-      else if (*role == "inout")
-        a.role = arg_role::inout;
-      else
-        return key_error(path, *tab->get("role"), pfx + "role",
-                         "must be \"input\", \"output\" or \"inout\"");
-      if ((a.role == arg_role::output || a.role == arg_role::inout) && p.is_const)
-        return key_error(path, *tab->get("role"), pfx + "role",
-                         "a const pointer cannot be an " + *role);
-      if (a.role == arg_role::input && !p.is_const)
-        return key_error(path, *tab->get("role"), pfx + "role",
-                         "an input must be a const pointer in the signature");
-      if (a.role != arg_role::output) {
-        auto init = get<std::string>(path, *tab, args[i], "init", pfx + "init", "a string");
-        if (!init)
-          return init.err();
-        auto d = parse_init(*init);
-        if (!d)
-          return key_error(path, *tab->get("init"), pfx + "init", d.message());
-        if (d->kind == init_dist::randint && p.kind != scalar_kind::i32)
-          return key_error(path, *tab->get("init"), pfx + "init",
-                           "randint is for int buffers");
-        a.init = *d;
-      } else if (tab->get("init")) {
-        return key_error(path, *tab->get("init"), pfx + "init",
-                         "an output has no init (outputs are poisoned before every run)");
-      }
-    } else {
-      a.role = arg_role::size;
-    }
+    read_arg(arg_tables.back(), i, p, a, diag);
     t.args.push_back(a);
-  }
-  // [[sizes]]
-  auto sizes_node = root.get("sizes");
-  if (!sizes_node || !sizes_node->as_array() || sizes_node->as_array()->size() < 2)
-    return make_error(path + ":1:1: sizes: at least two [[sizes]] tables are required");
-  std::set<std::string> int_names;
-  for (auto& a : t.args)
-    if (!a.p.is_pointer)
-      int_names.insert(a.p.name);
-  auto& sizes = *sizes_node->as_array();
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    auto tab = sizes[i].as_table();
-    std::string pfx = "sizes[" + std::to_string(i) + "].";
-    if (!tab)
-      return key_error(path, sizes[i], "sizes[" + std::to_string(i) + "]", "expected a table");
-    auto ok = check_keys(path, *tab, pfx, int_names);
-    if (!ok)
-      return ok.err();
-    size_set s;
-    for (auto& n : int_names) {
-      auto v = get<int64_t>(path, *tab, sizes[i], n, pfx + n, "an integer");
-      if (!v)
-        return v.err();
-      if (*v < 0 || *v > (1LL << 31) - 1)
-        return key_error(path, *tab->get(n), pfx + n, "must be in [0, 2^31)");
-      s[n] = *v;
-    }
-    for (std::size_t ai = 0; ai < t.args.size(); ++ai) {
-      if (!t.args[ai].p.is_pointer)
-        continue;
-      auto e = eval_shape(t.args[ai].shape, s);
-      if (!e)
-        return make_error(where(path, sizes[i].source()) + ": args[" + std::to_string(ai)
-                          + "].shape: " + e.message());
-      if (*e < 1 || *e > (1LL << 28))
-        return make_error(where(path, sizes[i].source()) + ": args[" + std::to_string(ai)
-                          + "].shape: \"" + t.args[ai].shape + "\" gives " + std::to_string(*e)
-                          + " elements; must be in [1, 2^28]");
-    }
-    t.sizes.push_back(std::move(s));
   }
   bool has_output = std::any_of(t.args.begin(), t.args.end(), [](const task_arg& a) {
     return a.role == arg_role::output || a.role == arg_role::inout;
   });
-  if (!has_output)
-    return key_error(path, *args_node, "args", "no argument has role output or inout");
-  auto dir_name = fs::path(t.spec_path).parent_path().filename().string();
-  if (!reference && dir_name != t.name && fs::path(t.spec_path).filename() == "task.toml")
-    return key_error(path, *root.get("name"), "name",
-                     "is '" + t.name + "' but the task directory is '" + dir_name + "'");
+  if (!has_output && diag.empty())
+    diag.add(*root.get("args"), "args", "no argument has role output or inout");
+  if (!diag.empty())
+    return diag.error();
+  // [[sizes]]: at least two.
+  for (const auto& s : c.array("sizes"))
+    read_sizes(s, t, arg_tables, diag);
+  if (!diag.empty())
+    return diag.error();
   return t;
 }
 

@@ -136,39 +136,42 @@ TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {
     temp_task t(replace(good_task, "level = 1", "level = 1\nlevle = 2"));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find(t.path() + ":3:"), std::string::npos) << r.message();
-    EXPECT_NE(r.message().find("levle: unknown key"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":3:1: levle: unknown key; did you mean 'level'?");
   }
   {
     temp_task t(replace(good_task, "role = \"output\"", "role = \"outptu\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find(t.path() + ":20:8:"), std::string::npos) << r.message();
-    EXPECT_NE(r.message().find("args[1].role"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":20:8: [args[1]] role: must be one of \"input\", "
+                                      "\"output\", \"inout\" (got \"outptu\")");
   }
   {
     temp_task t(replace(good_task, "uniform(-1, 1)", "uniform(1, -1)"));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find("args[0].init"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":15:8: [args[0]] init: uniform(lo, hi) needs lo < hi");
   }
   {
     temp_task t(replace(good_task, "shape = \"n\"\nrole = \"input\"", "shape = \"m\"\nrole = \"input\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find(t.path() + ":13:9: [args[0]] shape: "), std::string::npos)
+      << r.message();
     EXPECT_NE(r.message().find("unknown size parameter 'm'"), std::string::npos) << r.message();
   }
   {
     temp_task t(replace(good_task, "name = \"a\"", "name = \"x\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find("args[0].name"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":12:8: [args[0]] name: is 'x' but parameter 1 of the "
+                                      "signature is 'a'");
   }
   {
     temp_task t(replace(good_task, "[[sizes]]\nn = 7\n", ""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find("at least two [[sizes]]"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":25:1: sizes: expected at least 2 [[sizes]] tables, got 1 "
+                                      "(the size sets the task is checked on)");
   }
   {
     temp_task t(replace(good_task, "level = 1", "level = [1"));
@@ -182,7 +185,35 @@ TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {
     temp_task t(good_task, "other_name");
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find("task directory is 'other_name'"), std::string::npos);
+    EXPECT_EQ(r.message(), t.path() + ":1:8: name: is 'demo' but the task directory is "
+                                      "'other_name'");
+  }
+}
+
+TEST(TaskLoader, ReportsEveryProblemOfATableInFileOrder) {
+  {
+    std::string text = replace(good_task, "level = 1", "level = \"1\"");
+    text = replace(text, "atol = 1e-5", "atol = -1.0");
+    temp_task t(text);
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.message(), t.path() + ":2:9: level: expected an integer, got a string (\"1\")\n"
+                             + t.path() + ":6:8: atol: must be at least 0 (got -1.0)");
+  }
+  {
+    std::string text = replace(good_task, "init = \"uniform(-1, 1)\"", "colour = 3");
+    text = replace(text, "name = \"n\"", "name = \"n\"\nshape = \"n\"");
+    temp_task t(text);
+    auto r = load_task(t.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.message(),
+              t.path() + ":11:1: [args[0]] init: missing required key (inputs and inouts need "
+                         "one: uniform(lo, hi), normal(mean, std), randint(lo, hi), constant(v), "
+                         "zeros or ones)\n"
+                + t.path() + ":15:1: [args[0]] colour: unknown key; known keys: name, shape, "
+                             "role, init\n"
+                + t.path() + ":24:1: [args[2]] shape: unknown key; an int parameter's "
+                             "[[args]] table has its name only; known keys: name");
   }
 }
 
@@ -198,23 +229,24 @@ TEST(TaskLoader, SplitAndCategoryAreRequiredAndValidated) {
     temp_task t(replace(good_task, "split = \"train\"\n", ""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find("split: missing required key"), std::string::npos) << r.message();
+    EXPECT_EQ(r.message(), t.path() + ":1:1: split: missing required key (train or eval)");
   }
   {
     temp_task t(replace(good_task, "split = \"train\"", "split = \"test\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.message().rfind(t.path() + ":8:", 0), 0u) << r.message();
-    EXPECT_NE(r.message().find("split: 'test' is not a split (one of: train, eval)"),
-              std::string::npos) << r.message();
+    EXPECT_EQ(r.message(),
+              t.path() + ":8:9: split: must be one of \"train\", \"eval\" (got \"test\")");
   }
   {
     temp_task t(replace(good_task, "category = \"elementwise\"", "category = \"activations\""));
     auto r = load_task(t.path());
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.message().rfind(t.path() + ":9:", 0), 0u) << r.message();
-    EXPECT_NE(r.message().find("category: 'activations' is not a category (one of: activation,"),
+    EXPECT_EQ(r.message().rfind(t.path() + ":9:12: ", 0), 0u) << r.message();
+    EXPECT_NE(r.message().find("category: must be one of \"activation\", \"elementwise\","),
               std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("\"layout\" (got \"activations\")"), std::string::npos)
+      << r.message();
   }
 }
 
