@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/config/config.hpp"
+#include "runtime/workflows/exit_status.hpp"
 
 #include <functional>
 #include <map>
@@ -18,10 +19,6 @@
 namespace leap::runtime {
 
 struct services;
-
-constexpr int exit_ok = 0;     // done, whatever the verdict
-constexpr int exit_failed = 1; // leap failed to do what was asked
-constexpr int exit_usage = 2;  // bad usage, bad config, broken task
 
 // The parsed command line.
 struct cli_args {

@@ -5,7 +5,7 @@
 // a half one; a changed configuration is refused.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "runtime/commands/experiment_data.hpp"
+#include "runtime/workflows/experiment_data.hpp"
 #include "tests/runtime/cluster/leap_process.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 

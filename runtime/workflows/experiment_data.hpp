@@ -3,7 +3,8 @@
 // finished run (eval.json + the train run's metrics.jsonl), their per-arm summary (mean and a
 // 95% Student t interval over seeds) and the three result files (table.md, results.csv,
 // report.html). Parsing, arithmetic and string building only; the runs themselves are started
-// by runtime/commands/experiment.cpp. No CAF, no LibTorch; any thread may call these functions.
+// by the experiment workflow (runtime/workflows/experiment.hpp). No CAF, no LibTorch; any thread
+// may call these functions.
 #pragma once
 
 #include "common/result.hpp"

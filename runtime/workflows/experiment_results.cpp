@@ -1,6 +1,6 @@
 // The statistics over an experiment's runs (mean and a 95% Student t interval per arm) and its
 // result files (table.md, results.csv, runs.csv, report.html): see experiment_data.hpp.
-#include "runtime/commands/experiment_data.hpp"
+#include "runtime/workflows/experiment_data.hpp"
 
 #include "common/strings.hpp"
 #include "runtime/report/html_report.hpp"

@@ -1,6 +1,6 @@
 // load_spec, run_config and the figures of one finished run: see experiment_data.hpp. The
 // statistics and the result files are in experiment_results.cpp.
-#include "runtime/commands/experiment_data.hpp"
+#include "runtime/workflows/experiment_data.hpp"
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
