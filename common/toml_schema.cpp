@@ -214,9 +214,8 @@ void check_sub(const table_rule& r, const std::string& name, const toml::node& n
     }
     if (arr->size() < r.min_elements)
       diag.add(n, path.key(name),
-               "expected at least " + std::to_string(r.min_elements) + " tables ([[" +
-                   inner.dotted() + "]]), got " + std::to_string(arr->size()) +
-                   doc_suffix(r.doc));
+               "expected at least " + std::to_string(r.min_elements) + " [[" + inner.dotted() +
+                   "]] tables, got " + std::to_string(arr->size()) + doc_suffix(r.doc));
   } else {
     diag.add(n, path.key(name),
              "expected an array of tables ([[" + inner.dotted() + "]]), got " + describe_node(n));
@@ -231,7 +230,6 @@ checked_table check(const toml::table& t, const table_schema& schema, diagnostic
   checked_table out;
   out.source = &t;
   out.path = path;
-  if (schema.open) return out;
   for (auto&& [k, n] : t) {
     const std::string name(k.str());
     if (std::find(schema.skipped.begin(), schema.skipped.end(), name) != schema.skipped.end())
@@ -240,7 +238,7 @@ checked_table check(const toml::table& t, const table_schema& schema, diagnostic
       check_value_key(*r, name, k, n, path, diag, out);
     else if (const table_rule* tr = schema.find_table(name))
       check_sub(*tr, name, n, path, diag, out);
-    else
+    else if (!schema.open)
       diag.add(key_position(k, n), n.is_table()         ? path.child(name).table()
                                    : is_table_array(n) ? "[[" + path.child(name).dotted() + "]]"
                                                        : path.key(name),
@@ -253,8 +251,8 @@ checked_table check(const toml::table& t, const table_schema& schema, diagnostic
   for (const auto& r : schema.tables)
     if (r.required && !t.contains(r.name))
       diag.add(here, path.key(r.name),
-               std::string("missing required ") + (r.array ? "array of tables ([[" : "table ([") +
-                   path.child(r.name).dotted() + (r.array ? "]])" : "])") + doc_suffix(r.doc));
+               std::string("missing required ") + (r.array ? "array of tables [[" : "table [") +
+                   path.child(r.name).dotted() + (r.array ? "]]" : "]") + doc_suffix(r.doc));
   return out;
 }
 

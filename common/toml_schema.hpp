@@ -205,8 +205,9 @@ struct table_schema {
   std::vector<table_rule> tables;
   // Keys another reader owns (e.g. [bench] in a scenario, read by the config loader too): skipped.
   std::vector<std::string> skipped;
-  // Any key is accepted and nothing is read: the caller checks the table with a schema of its own
-  // (e.g. [[args]], whose keys depend on the task's signature).
+  // Keys not declared here are accepted and not read: another reader owns them (a scenario's
+  // config sections), or the caller checks the table again with a schema of its own ([[args]],
+  // whose keys depend on the task's signature). Declared keys are still checked.
   bool open = false;
   // What this table's sub-tables are called in messages: "table", or "section" in the config.
   std::string table_noun = "table";

@@ -1,16 +1,12 @@
 #include "bench/pipeline/scenario.hpp"
 
 #include "common/strings.hpp"
-
-#include <toml++/toml.h>
+#include "common/toml_schema.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <tuple>
 
 namespace leap::bench {
 
@@ -22,127 +18,96 @@ std::string format_double(double v) {
   return buf;
 }
 
-struct reader {
-  struct located {
-    std::uint32_t line, column;
-    std::string text;
-  };
-  std::string file;
-  std::vector<located> errors;
+using toml_schema::checked_table;
+using toml_schema::value;
+using toml_schema::value_kind;
 
-  void error_at(toml::source_position p, const std::string& key, const std::string& what) {
-    errors.push_back({p.line, p.column,
-                      file + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": "
-                        + key + ": " + what});
-  }
-  void error(const toml::node& n, const std::string& key, const std::string& what) {
-    error_at(n.source().begin, key, what);
-  }
-  // In file order, one per line.
-  std::string message() const {
-    auto sorted = errors;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const located& a, const located& b) {
-      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
-    });
-    std::vector<std::string> lines;
-    for (auto& e : sorted)
-      lines.push_back(e.text);
-    return join(lines, "\n");
-  }
-  // Unknown keys of a table are errors naming the allowed ones.
-  void only(const toml::table& t, const std::string& prefix, const std::vector<std::string>& keys) {
-    for (auto&& [k, v] : t)
-      if (std::find(keys.begin(), keys.end(), std::string(k.str())) == keys.end())
-        error_at(k.source().begin.line ? k.source().begin : v.source().begin,
-                 prefix + "." + std::string(k.str()), "unknown key (known: " + join(keys, ", ") + ")");
-  }
-  bool number(const toml::table& t, const std::string& prefix, const char* key, double& out,
-              double min, bool min_exclusive) {
-    auto* n = t.get(key);
-    if (!n)
-      return false;
-    std::optional<double> v;
-    if (auto i = n->value<std::int64_t>(); i && n->is_integer())
-      v = static_cast<double>(*i);
-    else if (n->is_floating_point())
-      v = n->value<double>();
-    if (!v) {
-      error(*n, prefix + "." + key, "expected a number");
-      return false;
-    }
-    if (!std::isfinite(*v) || (min_exclusive ? *v <= min : *v < min)) {
-      error(*n, prefix + "." + key,
-            std::string("must be ") + (min_exclusive ? "> " : ">= ") + format_double(min));
-      return false;
-    }
-    out = *v;
-    return true;
-  }
-  bool integer(const toml::table& t, const std::string& prefix, const char* key, std::int64_t& out,
-               std::int64_t min) {
-    auto* n = t.get(key);
-    if (!n)
-      return false;
-    if (!n->is_integer()) {
-      error(*n, prefix + "." + key, "expected an integer");
-      return false;
-    }
-    auto v = *n->value<std::int64_t>();
-    if (v < min) {
-      error(*n, prefix + "." + key, "must be >= " + std::to_string(min));
-      return false;
-    }
-    out = v;
-    return true;
-  }
-  bool text(const toml::table& t, const std::string& prefix, const char* key, std::string& out,
-            const std::vector<std::string>& allowed = {}) {
-    auto* n = t.get(key);
-    if (!n)
-      return false;
-    if (!n->is_string()) {
-      error(*n, prefix + "." + key, "expected a string");
-      return false;
-    }
-    auto v = *n->value<std::string>();
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
-      error(*n, prefix + "." + key, "'" + v + "' is not one of " + join(allowed, ", "));
-      return false;
-    }
-    out = v;
-    return true;
-  }
-  const toml::table* table(const toml::table& t, const std::string& prefix, const char* key) {
-    auto* n = t.get(key);
-    if (!n)
-      return nullptr;
-    if (!n->is_table()) {
-      error(*n, prefix + "." + key, "expected a table ([" + prefix + "." + key + "])");
-      return nullptr;
-    }
-    return n->as_table();
-  }
+// One stage's table: a latency model (fixed or lognormal) or the real thing (`real_name`).
+void declare_stage(toml_schema::table_schema& bench, const char* name, const char* real_name) {
+  auto& t = bench.table(name);
+  t.key("model", value_kind::string).one_of({"fixed", "lognormal", real_name});
+  t.key("mean_seconds", value_kind::floating).at_least(0);
+  t.key("sigma", value_kind::floating).at_least(0);
+}
 
-  void stage(const toml::table& b, const char* key, const std::string& real_name, stage_model& out,
-             std::vector<std::string> extra_keys = {}) {
-    const std::string prefix = std::string("bench.") + key;
-    auto* t = table(b, "bench", key);
-    if (!t)
-      return;
-    std::vector<std::string> keys{"model", "mean_seconds", "sigma"};
-    keys.insert(keys.end(), extra_keys.begin(), extra_keys.end());
-    only(*t, prefix, keys);
-    std::string model = out.name;
-    text(*t, prefix, "model", model, {"fixed", "lognormal", real_name});
-    out.name = model;
-    out.real = model == real_name;
-    out.dist.k = model == "lognormal" ? latency_dist::kind::lognormal : latency_dist::kind::fixed;
-    number(*t, prefix, "mean_seconds", out.dist.mean, 0.0, false);
-    number(*t, prefix, "sigma", out.dist.sigma, 0.0, false);
-    if (!out.real && out.dist.mean <= 0.0 && out.dist.k == latency_dist::kind::lognormal)
-      error(*t, prefix + ".mean_seconds", "a lognormal latency needs mean_seconds > 0");
-  }
+// The [bench] section of a scenario. The other sections are the config's (config::apply_file).
+const toml_schema::table_schema& scenario_schema() {
+  static const toml_schema::table_schema s = [] {
+    toml_schema::table_schema root;
+    root.open = true; // the ordinary sections: config::apply_file reads them
+    auto& b = root.table("bench", "see configs/bench/compile_bound.toml", true);
+    b.key("time_scale", value_kind::floating).greater_than(0);
+    b.key("seed", value_kind::integer).at_least(0);
+    b.key("timeline_step", value_kind::integer).at_least(0).fits<int>();
+    b.key("nodes", value_kind::integer_list, "node counts from 0 (in-process) to 16")
+      .non_empty().at_least(0).at_most(16);
+    b.key("overhead_jobs", value_kind::integer).at_least(0).fits<int>();
+    declare_stage(b, "generate", "policy");
+    declare_stage(b, "compile", "nvcc");
+    declare_stage(b, "execute", "backend");
+    b.find_table("generate")->schema->key("checkpoint", value_kind::string);
+    b.find_table("compile")->schema->key("source", value_kind::string).one_of({"bundled", "policy"});
+    b.table("learner").key("seconds", value_kind::floating).at_least(0);
+    auto& tasks = b.table_array("tasks");
+    tasks.key("name", value_kind::string).required().non_empty();
+    tasks.key("count", value_kind::integer).at_least(1).fits<int>();
+    tasks.key("success", value_kind::float_list, "per-turn pass probabilities, e.g. [0.5, 0.3]")
+      .required().non_empty().at_least(0).at_most(1);
+    return root;
+  }();
+  return s;
+}
+
+// Where each [bench] value goes, by table ("" = [bench] itself) and key: loading and --set both
+// use it.
+struct binding {
+  const char* table;
+  const char* key;
+  void (*set)(scenario&, const value&);
 };
+
+void set_model(stage_model& m, const value& v, const char* real_name) {
+  m.name = std::get<std::string>(v);
+  m.real = m.name == real_name;
+  m.dist.k = m.name == "lognormal" ? latency_dist::kind::lognormal : latency_dist::kind::fixed;
+}
+
+double number(const value& v) { return std::get<double>(v); }
+int small_int(const value& v) { return static_cast<int>(std::get<std::int64_t>(v)); }
+
+const std::vector<binding>& bindings() {
+  static const std::vector<binding> all{
+    {"", "time_scale", [](scenario& s, const value& v) { s.time_scale = number(v); }},
+    {"", "seed", [](scenario& s, const value& v) { s.seed = static_cast<std::uint64_t>(std::get<std::int64_t>(v)); }},
+    {"", "timeline_step", [](scenario& s, const value& v) { s.timeline_step = small_int(v); }},
+    {"", "overhead_jobs", [](scenario& s, const value& v) { s.overhead_jobs = small_int(v); }},
+    {"", "nodes", [](scenario& s, const value& v) {
+       s.nodes.clear();
+       for (auto n : std::get<std::vector<std::int64_t>>(v))
+         s.nodes.push_back(static_cast<int>(n));
+     }},
+    {"generate", "model", [](scenario& s, const value& v) { set_model(s.generate, v, "policy"); }},
+    {"generate", "mean_seconds", [](scenario& s, const value& v) { s.generate.dist.mean = number(v); }},
+    {"generate", "sigma", [](scenario& s, const value& v) { s.generate.dist.sigma = number(v); }},
+    {"generate", "checkpoint", [](scenario& s, const value& v) { s.checkpoint = std::get<std::string>(v); }},
+    {"compile", "model", [](scenario& s, const value& v) { set_model(s.compile, v, "nvcc"); }},
+    {"compile", "mean_seconds", [](scenario& s, const value& v) { s.compile.dist.mean = number(v); }},
+    {"compile", "sigma", [](scenario& s, const value& v) { s.compile.dist.sigma = number(v); }},
+    {"compile", "source", [](scenario& s, const value& v) { s.compile_source = std::get<std::string>(v); }},
+    {"execute", "model", [](scenario& s, const value& v) { set_model(s.execute, v, "backend"); }},
+    {"execute", "mean_seconds", [](scenario& s, const value& v) { s.execute.dist.mean = number(v); }},
+    {"execute", "sigma", [](scenario& s, const value& v) { s.execute.dist.sigma = number(v); }},
+    {"learner", "seconds", [](scenario& s, const value& v) { s.learner_seconds = number(v); }},
+  };
+  return all;
+}
+
+// The stage a binding's table names (nullptr for [bench] and [bench.learner]).
+stage_model* stage_of(scenario& s, const std::string& table) {
+  return table == "generate" ? &s.generate
+         : table == "compile" ? &s.compile
+         : table == "execute" ? &s.execute : nullptr;
+}
 
 void set_dist_mean(stage_model& m, double v) { m.dist.mean = v; }
 
@@ -174,96 +139,35 @@ result<scenario> load_scenario(const std::string& path) {
   s.cfg = config::defaults();
   if (auto r = config::apply_file(s.cfg, path, {"bench"}, &s.origins); !r)
     return r.err();
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(text.str(), path);
-  } catch (const toml::parse_error& e) {
-    return make_error(path + ": " + std::string(e.description())); // apply_file reported it first
-  }
-  reader rd{path, {}};
-  auto* bn = root.get("bench");
-  if (!bn)
-    return make_error(path + ": a scenario needs a [bench] section (see configs/bench/compile_bound.toml)");
-  if (!bn->is_table())
-    return make_error(path + ": 'bench' must be a table ([bench])");
-  const auto& b = *bn->as_table();
-  rd.only(b, "bench", {"time_scale", "seed", "timeline_step", "generate", "compile", "execute",
-                       "learner", "tasks", "nodes", "overhead_jobs"});
-  if (auto* nn = b.get("nodes")) {
-    auto* arr = nn->as_array();
-    bool ok = arr && !arr->empty();
-    for (std::size_t i = 0; ok && i < arr->size(); ++i) {
-      auto v = arr->get(i)->value<std::int64_t>();
-      ok = arr->get(i)->is_integer() && v && *v >= 0 && *v <= 16;
-      if (ok)
-        s.nodes.push_back(static_cast<int>(*v));
+  auto root = toml_schema::parse_file(path, "scenario file");
+  if (!root)
+    return root.err();
+  toml_schema::diagnostics diag(path);
+  checked_table c = toml_schema::check(*root, scenario_schema(), diag);
+  if (const checked_table* b = c.table("bench")) {
+    for (const auto& bd : bindings()) {
+      const checked_table* t = *bd.table ? b->table(bd.table) : b;
+      if (const toml_schema::checked_key* k = t ? t->find(bd.key) : nullptr)
+        bd.set(s, k->v);
     }
-    if (!ok)
-      rd.error(*nn, "bench.nodes", "expected a non-empty array of node counts from 0 (in-process) to 16");
-  }
-  if (std::int64_t ov = 0; rd.integer(b, "bench", "overhead_jobs", ov, 0))
-    s.overhead_jobs = static_cast<int>(ov);
-  rd.number(b, "bench", "time_scale", s.time_scale, 0.0, true);
-  std::int64_t iv = 0;
-  if (rd.integer(b, "bench", "seed", iv, 0))
-    s.seed = static_cast<std::uint64_t>(iv);
-  if (rd.integer(b, "bench", "timeline_step", iv, 0))
-    s.timeline_step = static_cast<int>(iv);
-  rd.stage(b, "generate", "policy", s.generate, {"checkpoint"});
-  rd.stage(b, "compile", "nvcc", s.compile, {"source"});
-  rd.stage(b, "execute", "backend", s.execute);
-  if (auto* g = rd.table(b, "bench", "generate"))
-    rd.text(*g, "bench.generate", "checkpoint", s.checkpoint);
-  if (auto* c = rd.table(b, "bench", "compile"))
-    rd.text(*c, "bench.compile", "source", s.compile_source, {"bundled", "policy"});
-  if (auto* l = rd.table(b, "bench", "learner")) {
-    rd.only(*l, "bench.learner", {"seconds"});
-    rd.number(*l, "bench.learner", "seconds", s.learner_seconds, 0.0, false);
-  }
-  if (auto* tn = b.get("tasks")) {
-    auto* arr = tn->as_array();
-    if (!arr) {
-      rd.error(*tn, "bench.tasks", "expected an array of tables ([[bench.tasks]])");
-    } else {
-      for (auto& el : *arr) {
-        auto* t = el.as_table();
-        if (!t) {
-          rd.error(el, "bench.tasks", "expected a table ([[bench.tasks]])");
-          continue;
-        }
-        task_class c;
-        rd.only(*t, "bench.tasks", {"name", "count", "success"});
-        if (!rd.text(*t, "bench.tasks", "name", c.name) || c.name.empty())
-          rd.error(*t, "bench.tasks.name", "every task class needs a non-empty name");
-        if (rd.integer(*t, "bench.tasks", "count", iv, 1))
-          c.count = static_cast<int>(iv);
-        auto* sn = t->get("success");
-        if (!sn || !sn->is_array() || sn->as_array()->empty()) {
-          rd.error(sn ? *sn : static_cast<const toml::node&>(*t), "bench.tasks.success",
-                   "needs a non-empty array of per-turn pass probabilities, e.g. [0.5, 0.3, 0.2]");
-        } else {
-          for (auto& v : *sn->as_array()) {
-            std::optional<double> p;
-            if (v.is_floating_point())
-              p = v.value<double>();
-            else if (v.is_integer())
-              p = static_cast<double>(*v.value<std::int64_t>());
-            if (!p || *p < 0.0 || *p > 1.0) {
-              rd.error(v, "bench.tasks.success", "each probability must be a number in [0, 1]");
-              break;
-            }
-            c.success.push_back(*p);
-          }
-        }
-        s.tasks.push_back(std::move(c));
-      }
+    for (const char* name : {"generate", "compile", "execute"}) {
+      const checked_table* t = b->table(name);
+      const stage_model* st = stage_of(s, name);
+      if (t && !st->real && st->dist.k == latency_dist::kind::lognormal && !(st->dist.mean > 0))
+        diag.add(t->position(), t->path.key("mean_seconds"),
+                 "a lognormal latency needs mean_seconds > 0");
+    }
+    for (const auto& t : b->array("tasks")) {
+      task_class tc;
+      t.read("name", tc.name);
+      if (auto n = t.get<std::int64_t>("count"))
+        tc.count = static_cast<int>(*n);
+      t.read("success", tc.success);
+      s.tasks.push_back(std::move(tc));
     }
   }
-  if (!rd.errors.empty())
-    return make_error(rd.message());
+  if (!diag.empty())
+    return diag.error();
   if (auto r = validate(s); !r)
     return make_error(path + ": " + r.message());
   return s;
@@ -355,70 +259,41 @@ result<void> apply_axis(scenario& s, const std::string& axis, double v) {
 }
 
 result<void> apply_bench_override(scenario& s, const std::string& assignment) {
+  auto bad = [&](const std::string& why) { return make_error("--set " + assignment + ": " + why); };
   auto eq = assignment.find('=');
   if (eq == std::string::npos)
-    return make_error("--set " + assignment + ": expected bench.key=value");
-  std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-  auto bad = [&](const std::string& why) { return make_error("--set " + assignment + ": " + why); };
-  if (key == "bench.generate.checkpoint" || key == "bench.compile.source") {
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
-      value = value.substr(1, value.size() - 2);
-    if (key == "bench.generate.checkpoint")
-      s.checkpoint = value;
-    else if (value == "bundled" || value == "policy")
-      s.compile_source = value;
-    else
-      return bad("'" + value + "' is not one of bundled, policy");
-    if (auto r = validate(s); !r)
-      return bad(r.message());
-    return {};
+    return bad("expected bench.key=value (e.g. bench.time_scale=1)");
+  const std::string key(trim(std::string_view(assignment).substr(0, eq)));
+  const binding* found = nullptr;
+  std::vector<std::string> known;
+  for (const auto& bd : bindings()) {
+    std::string full = std::string("bench.") + (*bd.table ? std::string(bd.table) + "." : "") + bd.key;
+    known.push_back(full);
+    if (full == key)
+      found = &bd;
   }
-  auto num = [&](double& out) -> result<void> {
-    try {
-      std::size_t used = 0;
-      out = std::stod(value, &used);
-      if (used != value.size())
-        throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      return make_error("--set " + assignment + ": '" + value + "' is not a number");
-    }
-    return {};
-  };
-  double v = 0;
-  if (auto r = num(v); !r)
-    return r;
-  if (key == "bench.time_scale") {
-    if (!(v > 0))
-      return bad("must be > 0");
-    s.time_scale = v;
-  } else if (key == "bench.seed") {
-    if (v < 0)
-      return bad("must be >= 0");
-    s.seed = static_cast<std::uint64_t>(v);
-  } else if (key == "bench.timeline_step") {
-    s.timeline_step = static_cast<int>(v);
-  } else if (key == "bench.learner.seconds") {
-    if (v < 0)
-      return bad("must be >= 0");
-    s.learner_seconds = v;
-  } else {
-    static const std::vector<std::pair<std::string, std::string>> stage_keys{
-      {"bench.generate.mean_seconds", "generate_seconds"},
-      {"bench.compile.mean_seconds", "compile_mean"},
-      {"bench.compile.sigma", "compile_sigma"},
-      {"bench.execute.mean_seconds", "execute_seconds"}};
-    auto it = std::find_if(stage_keys.begin(), stage_keys.end(),
-                           [&](const auto& p) { return p.first == key; });
-    if (it == stage_keys.end())
-      return bad("unknown key (known: bench.time_scale, bench.seed, bench.timeline_step, "
-                 "bench.learner.seconds, bench.generate.mean_seconds, bench.generate.checkpoint, "
-                 "bench.compile.mean_seconds, bench.compile.sigma, bench.compile.source, "
-                 "bench.execute.mean_seconds)");
-    if (auto r = apply_axis(s, it->second, v); !r)
-      return bad(r.message());
+  if (!found) {
+    auto m = toml_schema::closest_match(key, known);
+    return bad("unknown key" + (m ? "; did you mean " + *m + "?" : "; known keys: " + join(known, ", ")));
   }
-  if (auto r = validate(s); !r)
+  const auto& bench = *scenario_schema().find_table("bench")->schema;
+  const auto& table = *found->table ? *bench.find_table(found->table)->schema : bench;
+  const toml_schema::key_rule& rule = *table.find_key(found->key);
+  auto v = toml_schema::parse_value_text(rule, std::string_view(assignment).substr(eq + 1));
+  if (!v)
+    return bad(v.message());
+  if (auto issue = toml_schema::check_value(rule, *v))
+    return bad(issue->detail);
+  const stage_model* st = stage_of(s, found->table);
+  const std::string k = found->key;
+  if (st && st->real && (k == "mean_seconds" || k == "sigma"))
+    return bad("bench." + std::string(found->table) + " is the real " + st->name + ", not a latency "
+               "model");
+  scenario next = s;
+  found->set(next, *v);
+  if (auto r = validate(next); !r)
     return bad(r.message());
+  s = std::move(next);
   return {};
 }
 

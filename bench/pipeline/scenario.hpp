@@ -57,10 +57,13 @@ struct scenario {
 };
 
 // Loads a scenario file: ordinary sections through config::apply_file (same errors), [bench]
-// here; every error starts with "<file>:<line>:<column>: " and names the key ("bench.compile.sigma").
+// through its schema (common/toml_schema.hpp); every error starts with "<file>:<line>:<column>: "
+// and names the key as the config's errors do ("[bench.compile] sigma: must be at least 0 ...").
 result<scenario> load_scenario(const std::string& path);
 
-// Applies "bench.<stage>.<key>=value" / "bench.<key>=value" (from --set) and the sweep axes
+// Applies "bench.<stage>.<key>=value" / "bench.<key>=value" (from --set; any [bench] key but the
+// [[bench.tasks]] classes, read and checked by the same schema as the file; on error `s` is left
+// unchanged) and the sweep axes
 // (compile_mean, compile_sigma, compilers, generators, executors, generate_seconds,
 // execute_seconds, learner_seconds, batch_groups, group_size). Errors name the assignment.
 result<void> apply_bench_override(scenario& s, const std::string& assignment);

@@ -176,9 +176,9 @@ TEST(TomlSchema, MissingRequiredKeysAndTables) {
   EXPECT_EQ(errors_of(edited("name = \"hard\"\n", "")),
             "x.toml:22:1: [bench.tasks[1]] name: missing required key");
   EXPECT_EQ(errors_of("name = \"x\"\n"),
-            "x.toml:1:1: bench: missing required table ([bench]) (the latency models)");
+            "x.toml:1:1: bench: missing required table [bench] (the latency models)");
   EXPECT_EQ(errors_of("name = \"x\"\n[bench]\nnodes = [1]\n"),
-            "x.toml:2:1: [bench] tasks: missing required array of tables ([[bench.tasks]]) (the "
+            "x.toml:2:1: [bench] tasks: missing required array of tables [[bench.tasks]] (the "
             "synthetic task classes)");
 }
 
@@ -188,7 +188,7 @@ TEST(TomlSchema, TablesOfTheWrongShape) {
   EXPECT_EQ(errors_of("name = \"x\"\n[bench]\ntasks = [1]\n"),
             "x.toml:3:10: [bench] tasks: element [0]: expected a table, got an integer (1)");
   EXPECT_EQ(errors_of("name = \"x\"\n[bench]\ntasks = []\n"),
-            "x.toml:3:9: [bench] tasks: expected at least 1 tables ([[bench.tasks]]), got 0 (the "
+            "x.toml:3:9: [bench] tasks: expected at least 1 [[bench.tasks]] tables, got 0 (the "
             "synthetic task classes)");
   EXPECT_EQ(errors_of("name = \"x\"\n[bench]\ntasks = \"a\"\n"),
             "x.toml:3:9: [bench] tasks: expected an array of tables ([[bench.tasks]]), got a "
@@ -208,15 +208,20 @@ TEST(TomlSchema, SkippedOpenAndHintedTables) {
   table_schema s;
   s.key("a", value_kind::integer);
   s.skipped = {"other"};
-  s.table("free").open = true;
+  auto& free = s.table("free");
+  free.open = true;
+  free.key("n", value_kind::integer);
   s.unknown_hint = [](std::string_view key, const toml::node&) {
     return key == "unrelated" ? std::string("it belongs in [free]") : std::string();
   };
-  auto t = parse("a = 1\nunrelated = 2\n[other]\nanything = 1\n[free]\nwhatever = \"x\"\n", "y.toml");
+  auto t = parse("a = 1\nunrelated = 2\n[other]\nanything = 1\n[free]\nwhatever = \"x\"\n"
+                 "n = \"1\"\n", "y.toml");
   ASSERT_TRUE(t.ok());
   diagnostics diag("y.toml");
   checked_table c = check(*t, s, diag);
-  EXPECT_EQ(diag.text(), "y.toml:2:1: unrelated: unknown key; it belongs in [free]; known keys: a, free");
+  // [other] is skipped; [free] takes any key but still checks the ones it declares.
+  EXPECT_EQ(diag.text(), "y.toml:2:1: unrelated: unknown key; it belongs in [free]; known keys: a, "
+                         "free\ny.toml:7:5: [free] n: expected an integer, got a string (\"1\")");
   ASSERT_NE(c.table("free"), nullptr);
   EXPECT_TRUE(c.table("free")->keys.empty());
   EXPECT_EQ(c.table("free")->node("whatever")->value<std::string>(), "x");
