@@ -4,11 +4,11 @@
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
-#include "policy/bpe_trainer.hpp"
+#include "policy/text/bpe_trainer.hpp"
 #include "policy/policy_model.hpp"
-#include "policy/special_tokens.hpp"
+#include "policy/text/special_tokens.hpp"
 #include "runtime/commands/corpus.hpp"
-#include "runtime/commands/eval.hpp"
+#include "runtime/workflows/sample_failures.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/policy_io.hpp"
 

@@ -4,8 +4,8 @@
 // emulation, and feeds the verdicts back for a second turn. Then the held-out split.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "policy/model_config.hpp"
-#include "runtime/commands/eval.hpp"
+#include "policy/model/model_config.hpp"
+#include "runtime/workflows/evaluation.hpp"
 #include "runtime/commands/corpus.hpp"
 #include "runtime/commands/pretrain.hpp"
 #include "runtime/commands/train.hpp"

@@ -19,11 +19,11 @@
 // The official `openai` Python library drives the same endpoints in
 // tests/python/test_openai_client.py.
 #include "common/fs.hpp"
-#include "policy/model_config.hpp"
+#include "policy/model/model_config.hpp"
 #include "policy/policy_model.hpp"
-#include "policy/special_tokens.hpp"
-#include "policy/tokenizer.hpp"
-#include "runtime/commands/eval.hpp"
+#include "policy/text/special_tokens.hpp"
+#include "policy/text/tokenizer.hpp"
+#include "runtime/workflows/evaluation.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/pipeline/services.hpp"
 #include "runtime/serve/openai_client.hpp"
