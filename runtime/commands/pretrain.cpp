@@ -7,7 +7,7 @@
 #include "policy/text/bpe_trainer.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/text/special_tokens.hpp"
-#include "runtime/commands/corpus.hpp"
+#include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/workflows/sample_failures.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/policy_io.hpp"

@@ -2,8 +2,8 @@
 // CPU emulation, worker processes. Checks that labels are real verdicts, that repair records carry
 // the buggy run's feedback and a fix that really passed, and that a rerun reads the label cache.
 #include "common/fs.hpp"
-#include "policy/corpus/corpus.hpp"
-#include "runtime/commands/corpus.hpp"
+#include "policy/corpus/kernel_corpus.hpp"
+#include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/config/schema.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"

@@ -6,7 +6,7 @@
 #include "common/strings.hpp"
 #include "policy/model/model_config.hpp"
 #include "runtime/workflows/evaluation.hpp"
-#include "runtime/commands/corpus.hpp"
+#include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/commands/pretrain.hpp"
 #include "runtime/commands/train.hpp"
 #include "runtime/pipeline/evaluator.hpp"

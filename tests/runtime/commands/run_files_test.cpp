@@ -4,7 +4,8 @@
 // one written before entries had a checksum, is read as it is).
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "runtime/commands/run_files.hpp"
+#include "runtime/workflows/label_cache.hpp"
+#include "runtime/workflows/run_dir.hpp"
 #include "tests/common/temp_dir.hpp"
 
 #include <gtest/gtest.h>

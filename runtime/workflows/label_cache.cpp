@@ -1,9 +1,9 @@
-#include "runtime/commands/run_files.hpp"
+// The verdict cache of corpus labelling: see label_cache.hpp.
+#include "runtime/workflows/label_cache.hpp"
 
 #include "common/fs.hpp"
 #include "common/json_text.hpp"
 #include "common/sha256.hpp"
-#include "common/strings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,42 +12,6 @@
 namespace leap::runtime {
 
 namespace fs = std::filesystem;
-
-result<jsonl_repair> truncate_jsonl(const std::string& path, std::int64_t step) {
-  jsonl_repair r;
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    return r;
-  auto text = read_file(path);
-  if (!text)
-    return text.err();
-  std::string kept, first_bad;
-  std::size_t line_no = 0;
-  for (auto& line : split_lines(*text)) {
-    ++line_no;
-    if (trim(line).empty())
-      continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) {
-      if (r.damaged++ == 0)
-        first_bad = std::to_string(line_no);
-      continue;
-    }
-    if (j["step"].get<std::int64_t>() <= step) {
-      kept += line + "\n";
-      ++r.kept;
-    } else {
-      ++r.after_step;
-    }
-  }
-  if (r.damaged)
-    r.warning = path + ": dropped " + std::to_string(r.damaged) + " damaged line(s) (first: line "
-                + first_bad + "; a line cut by a kill or a full disk); the resumed run writes "
-                "those steps again";
-  if (auto w = write_file_atomic(path, kept); !w)
-    return w.err();
-  return r;
-}
 
 namespace {
 

@@ -1,9 +1,11 @@
-// Labels the generated corpus (policy/corpus) through the real environment and writes it:
-// every variant is compiled and run by the evaluator (batched; verdicts cached on disk by content
-// under <cache_dir>/corpus-labels), and its REAL verdict (status, reason, feedback) is kept.
-// Only variants whose real status is `correct` become SFT targets or repair fixes. Outputs, each
-// written atomically: <out>/corpus.jsonl (one JSON object per line) and <out>/corpus_stats.json.
-// Call from one non-actor thread (the CLI's main thread or a test); blocking.
+// The corpus-labelling workflow (`leap corpus`, and the warm start's corpus): labels the
+// generated corpus (policy/corpus) through the real environment and writes it: every variant is
+// compiled and run by the evaluator (batched; verdicts cached on disk by content under
+// <cache_dir>/corpus-labels, runtime/workflows/label_cache.hpp), and its REAL verdict (status,
+// reason, feedback) is kept. Only variants whose real status is `correct` become SFT targets or
+// repair fixes. Outputs, each written atomically: <out>/corpus.jsonl (one JSON object per line)
+// and <out>/corpus_stats.json. Call from one non-actor thread (the CLI's main thread or a test);
+// blocking.
 #pragma once
 
 #include "common/result.hpp"
@@ -58,9 +60,5 @@ corpus_options corpus_options_of(const config::sft_section& sft);
 //     variant (the buggy one), bug, prompt (task description + signature), buggy_code, status
 //     and feedback (the buggy run's real verdict), fixed_variant, fixed_code, code (= fixed_code)
 result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_options& opt);
-
-// `leap corpus --out DIR [--seed N] [--task NAME ...]`: prints progress on stderr and a summary
-// (or one JSON object with --json) on stdout. Exit codes as the CLI's: 0, 1 (leap failed), 2.
-int cmd_corpus(services& svc, const corpus_options& opt, bool json);
 
 } // namespace leap::runtime
