@@ -9,7 +9,7 @@
 #include "policy/policy_model.hpp"
 #include "policy/text/special_tokens.hpp"
 #include "policy/text/tokenizer.hpp"
-#include "runtime/commands/pretrain.hpp"
+#include "runtime/workflows/warm_start.hpp"
 #include "runtime/workflows/run_dir.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/commands/train_checkpoint.hpp"

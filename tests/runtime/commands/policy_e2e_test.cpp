@@ -7,7 +7,7 @@
 #include "policy/model/model_config.hpp"
 #include "runtime/workflows/evaluation.hpp"
 #include "runtime/workflows/corpus_labels.hpp"
-#include "runtime/commands/pretrain.hpp"
+#include "runtime/workflows/warm_start.hpp"
 #include "runtime/commands/train.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"

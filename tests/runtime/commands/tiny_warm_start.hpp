@@ -7,7 +7,7 @@
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "runtime/config/config.hpp"
-#include "runtime/commands/pretrain.hpp"
+#include "runtime/workflows/warm_start.hpp"
 #include "runtime/pipeline/services.hpp"
 
 #include <gtest/gtest.h>

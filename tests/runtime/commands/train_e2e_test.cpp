@@ -9,7 +9,7 @@
 #include "tests/runtime/commands/jsonl.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 #include "common/strings.hpp"
-#include "runtime/commands/pretrain.hpp"
+#include "runtime/workflows/warm_start.hpp"
 #include "runtime/commands/train.hpp"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,10 @@
-// `leap pretrain`: the SFT warm start. Builds (or reuses) the environment-labelled corpus,
-// trains the BPE tokenizer on it, builds the policy from [policy], fine-tunes it on turn-1
-// solutions and repair dialogues within [sft]'s budget with a progress display, and writes a
-// checkpoint directory. With sft.self_repair_steps the last steps also train on the model's own
-// failed samples (judged by the environment) answered by a correct solution. Main thread; no CAF
-// or LibTorch in this header.
+// The warm-start workflow (`leap pretrain`, and `leap train` without a warm start): SFT. Builds
+// (or reuses) the environment-labelled corpus (runtime/workflows/corpus_labels.hpp), trains the
+// BPE tokenizer on it, builds the policy from [policy], fine-tunes it on turn-1 solutions and
+// repair dialogues within [sft]'s budget with a progress display, and writes a checkpoint
+// directory. With sft.self_repair_steps the last steps also train on the model's own failed
+// samples (runtime/workflows/sample_failures.hpp, judged by the environment) answered by a
+// correct solution. Main thread; no CAF or LibTorch in this header.
 #pragma once
 
 #include "common/result.hpp"
@@ -30,8 +31,7 @@ struct pretrain_summary {
   double self_repair_seconds = 0;
 };
 
+// With `show_progress`, the corpus's and the SFT steps' progress goes to stderr.
 result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, bool show_progress);
-
-int cmd_pretrain(services& svc, const std::string& out_dir, bool json);
 
 } // namespace leap::runtime
