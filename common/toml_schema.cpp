@@ -157,19 +157,24 @@ std::string shown_entry(const key_path& path, const table_schema& s, const std::
   return "'" + name + "'";
 }
 
+} // namespace
+
 std::string unknown_text(const table_schema& s, const key_path& path, const std::string& name,
-                         const toml::node& n) {
-  const bool tableish = n.is_table() || is_table_array(n);
-  std::string msg = "unknown " + (tableish ? s.table_noun : std::string("key"));
-  if (s.unknown_hint)
-    if (std::string hint = s.unknown_hint(name, n); !hint.empty()) msg += "; " + hint;
+                         bool is_table) {
+  std::string msg = "unknown " + (is_table ? s.table_noun : std::string("key"));
   const auto names = s.names();
-  if (auto m = closest_match(name, names)) return msg + "; did you mean " + shown_entry(path, s, *m) + "?";
+  if (auto m = closest_match(name, names)) msg += "; did you mean " + shown_entry(path, s, *m) + "?";
+  // A hint says more than the list of known keys: it replaces it.
+  if (s.unknown_hint)
+    if (std::string hint = s.unknown_hint(name, is_table); !hint.empty()) return msg + "; " + hint;
+  if (msg.back() == '?') return msg;
   if (names.empty()) return msg + "; " + path.table() + " takes no keys";
   const bool only_tables = s.keys.empty();
   return msg + "; known " + (only_tables ? s.table_noun + "s" : std::string("keys")) + ": " +
          join(names, ", ");
 }
+
+namespace {
 
 std::string doc_suffix(const std::string& doc) { return doc.empty() ? std::string() : " (" + doc + ")"; }
 
@@ -242,7 +247,7 @@ checked_table check(const toml::table& t, const table_schema& schema, diagnostic
       diag.add(key_position(k, n), n.is_table()         ? path.child(name).table()
                                    : is_table_array(n) ? "[[" + path.child(name).dotted() + "]]"
                                                        : path.key(name),
-               unknown_text(schema, path, name, n));
+               unknown_text(schema, path, name, n.is_table() || is_table_array(n)));
   }
   const auto here = t.source().begin;
   for (const auto& r : schema.keys)

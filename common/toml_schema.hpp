@@ -211,8 +211,10 @@ struct table_schema {
   bool open = false;
   // What this table's sub-tables are called in messages: "table", or "section" in the config.
   std::string table_noun = "table";
-  // Extra text for an unknown key (the config: "'seed' is a key of [executor], [sft]"); "" = none.
-  std::function<std::string(std::string_view key, const toml::node& value)> unknown_hint;
+  // Extra text for an unknown key (the config: "'seed' is a key of [executor], [sft]"), given
+  // instead of the list of known keys; "" = none.
+  // `is_table`: the unknown entry is a table or an array of tables.
+  std::function<std::string(std::string_view key, bool is_table)> unknown_hint;
 
   // A key. Integer keys take fits<int>() etc. from the caller when narrower than 64 bits.
   rule_builder key(std::string name, value_kind kind, std::string doc = {});
@@ -268,6 +270,12 @@ public:
   const std::vector<checked_table>& array(std::string_view name) const;
   toml::source_position position() const;
 };
+
+// The detail for an unknown key `name` of the table at `path` ("unknown key; did you mean
+// 'workers'?" or "unknown section; known sections: a, b"), also for callers that find one
+// elsewhere (a --set).
+std::string unknown_text(const table_schema& schema, const key_path& path, const std::string& name,
+                         bool is_table);
 
 // Validates `t` against `schema`: unknown keys, missing required ones, types, ranges, allowed
 // values, sub-tables recursively. Problems go to `diag`; the result holds what passed.

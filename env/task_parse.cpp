@@ -126,7 +126,7 @@ const table_schema& arg_schema(bool pointer) {
   }();
   static const table_schema int_arg = [] {
     table_schema t = size_arg;
-    t.unknown_hint = [](std::string_view, const toml::node&) {
+    t.unknown_hint = [](std::string_view, bool) {
       return std::string("an int parameter's [[args]] table has its name only");
     };
     return t;

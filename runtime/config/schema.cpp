@@ -32,35 +32,16 @@ registry build_registry() {
 } // namespace
 
 const registry& schema() {
-  static const registry r = build_registry();
+  static const registry r = [] {
+    registry built = build_registry();
+    built.build_file_schema();
+    return built;
+  }();
   return r;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Registry plumbing.
-
-registry::key_builder& registry::key_builder::at_least(double v) {
-  d().min = v;
-  d().min_exclusive = false;
-  return *this;
-}
-registry::key_builder& registry::key_builder::greater_than(double v) {
-  d().min = v;
-  d().min_exclusive = true;
-  return *this;
-}
-registry::key_builder& registry::key_builder::at_most(double v) {
-  d().max = v;
-  return *this;
-}
-registry::key_builder& registry::key_builder::one_of(std::vector<std::string> values) {
-  d().allowed = std::move(values);
-  return *this;
-}
-registry::key_builder& registry::key_builder::non_empty() {
-  d().non_empty = true;
-  return *this;
-}
 
 const key_descriptor* section_descriptor::find(std::string_view key) const {
   for (const auto& k : keys)

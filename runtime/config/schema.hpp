@@ -1,5 +1,6 @@
 // leap::config key registry: one descriptor per TOML key (section, name, type, default, doc text,
-// validation, member accessor). Parsing, --set, to_toml and docs/config.md are all driven by it.
+// validation, member accessor), its rules those of the TOML schemas every reader shares
+// (common/toml_schema.hpp). Parsing, --set, to_toml and docs/config.md are all driven by it.
 // To add a section: add its struct to config.hpp and a register_<section>() in
 // schema_keys_*.cpp (see schema_keys.hpp). Read-only after first use (built once, thread-safe);
 // anyone may query it.
@@ -17,35 +18,21 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "common/toml_schema.hpp"
 #include "runtime/config/config.hpp"
 
 namespace leap::config {
 
-enum class value_kind { boolean, integer, floating, string, string_list };
+// The key types and values of the shared TOML schemas (common/toml_schema.hpp).
+using toml_schema::value;
+using toml_schema::value_kind;
 
-// A dynamically typed key value; the alternative matches value_kind's order.
-using value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
-
-struct key_descriptor {
+// A registered key: its rule (type, bounds, allowed values, doc) plus where it lives in leap_config.
+struct key_descriptor : toml_schema::key_rule {
   std::string section;
-  std::string name;
-  value_kind kind = value_kind::string;
-  std::string doc;
   value default_value; // read from leap_config{} at registration
 
-  // Validation. `allowed` (string keys): the accepted values, empty = any. `min`/`max` (numbers),
-  // `min_exclusive` turns min into a strict bound. `non_empty` (strings and lists).
-  std::vector<std::string> allowed;
-  std::optional<double> min;
-  std::optional<double> max;
-  bool min_exclusive = false;
-  bool non_empty = false;
-  bool distinct = false; // string lists: no element twice
-  // What the member type can hold (integers); checked in addition to min/max, not documented.
-  std::int64_t repr_min = std::numeric_limits<std::int64_t>::min();
-  std::int64_t repr_max = std::numeric_limits<std::int64_t>::max();
-
-  // Member accessor. `set` receives a value that passed check_value().
+  // Member accessor. `set` receives a value that passed the key's rules.
   std::function<value(const leap_config&)> get;
   std::function<void(leap_config&, const value&)> set;
 
@@ -62,21 +49,9 @@ struct section_descriptor {
 
 class registry {
 public:
-  // Chainable validation setters for the key just registered.
-  class key_builder {
-  public:
-    key_builder(registry& r, std::size_t s, std::size_t k) : reg_(r), s_(s), k_(k) {}
-    key_builder& at_least(double v);
-    key_builder& greater_than(double v);
-    key_builder& at_most(double v);
-    key_builder& one_of(std::vector<std::string> values);
-    key_builder& non_empty();
-
-  private:
-    key_descriptor& d() { return reg_.sections_[s_].keys[k_]; }
-    registry& reg_;
-    std::size_t s_, k_;
-  };
+  // Chainable validation setters for the key just registered (at_least, greater_than, at_most,
+  // one_of, non_empty).
+  using key_builder = toml_schema::basic_rule_builder<key_descriptor>;
 
   template <class Section>
   class section_builder {
@@ -117,32 +92,25 @@ public:
   const std::vector<section_descriptor>& sections() const { return sections_; }
   const section_descriptor* find_section(std::string_view name) const;
   const key_descriptor* find_key(std::string_view section, std::string_view key) const;
+  // The registry as the schema of a config file: one table per section (built by schema()).
+  const toml_schema::table_schema& file_schema() const { return file_schema_; }
+  void build_file_schema();
 
 private:
   std::vector<section_descriptor> sections_;
+  toml_schema::table_schema file_schema_;
 };
 
 // The registry of every key, in documentation order. Built on first call.
 const registry& schema();
 
-// Validates a value against a descriptor (kind, range, allowed values). The error text is a detail
-// without position or key name ("0 is out of range (must be >= 1)"); callers prefix them.
-leap::result<void> check_value(const key_descriptor& d, const value& v);
-
 // Parses the text of a --set value according to the key's kind (without validation).
 leap::result<value> parse_override_value(const key_descriptor& d, std::string_view text);
 
-// TOML literal of a value: 2, 30.0, "sm_90", ["-O3", "-std=c++17"].
-std::string value_to_toml(const value& v);
-
-// Human names: "integer", "float", "boolean", "string", "string list".
-std::string kind_name(value_kind k);
-
-// Levenshtein distance, for "did you mean" suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b);
-// The candidate closest to `word`, if it is close enough to be a plausible typo.
-std::optional<std::string> closest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates);
+using toml_schema::closest_match;
+using toml_schema::edit_distance;
+using toml_schema::kind_name;
+using toml_schema::value_to_toml;
 
 // ---- template implementation ----
 
@@ -152,7 +120,7 @@ registry::key_builder registry::section_builder<Section>::add(key_descriptor d) 
   const leap_config base; // the member initialisers are the defaults
   d.default_value = d.get(base);
   reg_.sections_[s_].keys.push_back(std::move(d));
-  return key_builder(reg_, s_, reg_.sections_[s_].keys.size() - 1);
+  return key_builder(reg_.sections_[s_].keys, reg_.sections_[s_].keys.size() - 1);
 }
 
 template <class Section>

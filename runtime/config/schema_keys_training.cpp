@@ -3,6 +3,26 @@
 
 namespace leap::config::keys {
 
+namespace {
+
+enum class greedy { allowed, refused };
+
+// The sampling keys, declared once for every section that samples completions ([eval], [train]):
+// the same names, meanings and bounds, on the section's own members. Temperature 0 (greedy) is
+// refused where the learner scores the samples (`greedy::refused`: training).
+template <class Section>
+void sampling_keys(registry::section_builder<Section>& s, greedy g) {
+  if (g == greedy::allowed)
+    s.key("temperature", &Section::temperature, "Sampling temperature; 0 = greedy.").at_least(0);
+  else
+    s.key("temperature", &Section::temperature, "Sampling temperature; not 0 (greedy): the "
+          "learner scores each token's log-probability at this temperature.").greater_than(0);
+  s.key("top_p", &Section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
+  s.key("max_new_tokens", &Section::max_new_tokens, "Longest completion, in tokens.").at_least(1);
+}
+
+} // namespace
+
 void register_policy(registry& r) {
   auto s = r.section("policy", &leap_config::policy,
                      "The policy: a Llama-style decoder (RMSNorm, rotary embeddings, grouped KV "
@@ -129,11 +149,7 @@ void register_eval(registry& r) {
   s.key("group_size", &eval_section::group_size, "Attempts per task (G).").at_least(1);
   s.key("max_turns", &eval_section::max_turns, "Turns per attempt, feedback in between.")
       .at_least(1);
-  s.key("temperature", &eval_section::temperature, "Sampling temperature; 0 = greedy.")
-      .at_least(0);
-  s.key("top_p", &eval_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
-  s.key("max_new_tokens", &eval_section::max_new_tokens, "Longest completion, in tokens.")
-      .at_least(1);
+  sampling_keys(s, greedy::allowed);
   s.key("seed", &eval_section::seed, "Sampling seed.");
   s.key_enum("split", &eval_section::split,
              {{"eval", eval_split::eval}, {"train", eval_split::train}, {"all", eval_split::all}},
@@ -219,10 +235,7 @@ void register_train(registry& r) {
   s.key("tokens_margin", &train_section::tokens_margin,
         "Tournament tie key: a beats b on length when tokens_a * (1 + margin) < tokens_b.")
       .at_least(0);
-  s.key("temperature", &train_section::temperature, "Sampling temperature.").greater_than(0);
-  s.key("top_p", &train_section::top_p, "Nucleus sampling mass.").greater_than(0).at_most(1);
-  s.key("max_new_tokens", &train_section::max_new_tokens, "Longest completion, in tokens.")
-      .at_least(1);
+  sampling_keys(s, greedy::refused);
   s.key("seed", &train_section::seed, "Seed of the task order and of sampling.");
   s.key("checkpoint_every", &train_section::checkpoint_every,
         "Steps between checkpoints (the last step always saves).").at_least(1);

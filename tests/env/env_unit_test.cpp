@@ -213,7 +213,7 @@ TEST(TaskLoader, ReportsEveryProblemOfATableInFileOrder) {
                 + t.path() + ":15:1: [args[0]] colour: unknown key; known keys: name, shape, "
                              "role, init\n"
                 + t.path() + ":24:1: [args[2]] shape: unknown key; an int parameter's "
-                             "[[args]] table has its name only; known keys: name");
+                             "[[args]] table has its name only");
   }
 }
 

@@ -121,7 +121,8 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
     EXPECT_FALSE(s.doc.empty()) << s.name;
     for (const auto& k : s.keys) {
       EXPECT_FALSE(k.doc.empty()) << k.full_name();
-      EXPECT_TRUE(check_value(k, k.default_value).ok()) << k.full_name() << " default invalid";
+      EXPECT_FALSE(toml_schema::check_value(k, k.default_value)) << k.full_name()
+                                                                  << " default invalid";
       EXPECT_EQ(k.get(defaults()), k.default_value) << k.full_name();
     }
   }
@@ -199,136 +200,136 @@ TEST(ConfigLoad, DottedKeysAndInlineTablesWork) {
 
 TEST(ConfigLoadErrors, IntegerKeyGivenString) {
   EXPECT_EQ(load_error("[compiler]\nworkers = \"abc\"\n"),
-            "x.toml:2:11: compiler.workers: expected an integer, got a string (\"abc\")");
+            "x.toml:2:11: [compiler] workers: expected an integer, got a string (\"abc\")");
 }
 
 TEST(ConfigLoadErrors, IntegerKeyGivenFloat) {
   EXPECT_EQ(load_error("[executor]\ntrials = 2.5\n"),
-            "x.toml:2:10: executor.trials: expected an integer, got a float (2.5)");
+            "x.toml:2:10: [executor] trials: expected an integer, got a float (2.5)");
 }
 
 TEST(ConfigLoadErrors, IntegerKeyGivenBoolean) {
   EXPECT_EQ(load_error("[cuda]\n  warmup = true\n"),
-            "x.toml:2:12: cuda.warmup: expected an integer, got a boolean (true)");
+            "x.toml:2:12: [cuda] warmup: expected an integer, got a boolean (true)");
 }
 
 TEST(ConfigLoadErrors, FloatKeyGivenString) {
   EXPECT_EQ(load_error("[compiler]\ntimeout_seconds = \"fast\"\n"),
-            "x.toml:2:19: compiler.timeout_seconds: expected a number, got a string (\"fast\")");
+            "x.toml:2:19: [compiler] timeout_seconds: expected a number, got a string (\"fast\")");
 }
 
 TEST(ConfigLoadErrors, StringKeyGivenInteger) {
   EXPECT_EQ(load_error("[compiler]\narch = 90\n"),
-            "x.toml:2:8: compiler.arch: expected a string, got an integer (90)");
+            "x.toml:2:8: [compiler] arch: expected a string, got an integer (90)");
 }
 
 TEST(ConfigLoadErrors, EnumKeyGivenBoolean) {
   EXPECT_EQ(load_error("[environment]\nbackend = false\n"),
-            "x.toml:2:11: environment.backend: expected a string, got a boolean (false)");
+            "x.toml:2:11: [environment] backend: expected a string, got a boolean (false)");
 }
 
 TEST(ConfigLoadErrors, StringListGivenString) {
   EXPECT_EQ(load_error("[compiler]\nnvcc_flags = \"-O3\"\n"),
-            "x.toml:2:14: compiler.nvcc_flags: expected an array of strings such as "
+            "x.toml:2:14: [compiler] nvcc_flags: expected an array of strings such as "
             "[\"-O3\", \"-g\"], got a string (\"-O3\")");
 }
 
 TEST(ConfigLoadErrors, StringListElementNotAString) {
   // The position is the offending element's.
   EXPECT_EQ(load_error("[compiler]\nemu_flags = [\"-O2\", 3]\n"),
-            "x.toml:2:21: compiler.emu_flags: element [1]: expected a string, got an integer (3)");
+            "x.toml:2:21: [compiler] emu_flags: element [1]: expected a string, got an integer "
+            "(3)");
 }
 
 TEST(ConfigLoadErrors, StringKeyGivenTableOrDate) {
   EXPECT_EQ(load_error("[compiler]\nnvcc = { path = \"x\" }\n"),
-            "x.toml:2:8: compiler.nvcc: expected a string, got a table");
+            "x.toml:2:8: [compiler] nvcc: expected a string, got a table");
   EXPECT_EQ(load_error("[compiler]\nhost_cxx = 2024-01-01\n"),
-            "x.toml:2:12: compiler.host_cxx: expected a string, got a date");
+            "x.toml:2:12: [compiler] host_cxx: expected a string, got a date");
 }
 
 TEST(ConfigLoadErrors, SectionThatIsNotATable) {
   EXPECT_EQ(load_error("compiler = 3\n"),
-            "x.toml:1:12: 'compiler' must be a table (a [compiler] section), got an integer (3)");
-  std::string e = load_error("[[compiler]]\nworkers = 2\n");
-  EXPECT_TRUE(starts_with(e, "x.toml:1:")) << e;
-  EXPECT_NE(e.find("'compiler' must be a table"), std::string::npos) << e;
+            "x.toml:1:12: compiler: expected a table ([compiler]), got an integer (3)");
+  EXPECT_EQ(load_error("[[compiler]]\nworkers = 2\n"),
+            "x.toml:1:1: compiler: expected a table ([compiler]), got an array");
 }
 
 TEST(ConfigLoadErrors, UnknownKeySuggestsClosest) {
   EXPECT_EQ(load_error("[compiler]\nworkers = 2\nwrokers = 3\n"),
-            "x.toml:3:1: unknown key 'compiler.wrokers'; did you mean 'compiler.workers'? "
-            "(known keys in [compiler]: workers, nvcc, arch, nvcc_flags, host_cxx, emu_flags, "
-            "timeout_seconds, max_diagnostic_lines, retries)");
+            "x.toml:3:1: [compiler] wrokers: unknown key; did you mean 'workers'?");
 }
 
 TEST(ConfigLoadErrors, UnknownKeyWithoutSuggestion) {
   EXPECT_EQ(load_error("[cuda]\n  zzz = 1\n"),
-            "x.toml:2:3: unknown key 'cuda.zzz' (known keys in [cuda]: device, warmup, "
-            "timing_runs, l2_flush_mb, max_plausible_speedup)");
+            "x.toml:2:3: [cuda] zzz: unknown key; known keys: device, warmup, timing_runs, "
+            "l2_flush_mb, max_plausible_speedup");
 }
 
 TEST(ConfigLoadErrors, KeyOfAnotherSectionIsNamed) {
-  std::string e = load_error("[compiler]\nseed = 1\n");
-  EXPECT_TRUE(starts_with(e, "x.toml:2:1: unknown key 'compiler.seed'")) << e;
-  EXPECT_NE(e.find("('seed' is a key of [executor], [sft], [eval], [train])"), std::string::npos) << e;
+  EXPECT_EQ(load_error("[compiler]\nseed = 1\n"),
+            "x.toml:2:1: [compiler] seed: unknown key; 'seed' is a key of [executor], [sft], "
+            "[eval], [train]");
 }
 
 TEST(ConfigLoadErrors, UnknownSection) {
   EXPECT_EQ(load_error("[compilr]\nworkers = 2\n"),
-            "x.toml:1:2: unknown section [compilr]; did you mean [compiler]? (known sections: "
-            "environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
+            "x.toml:1:2: [compilr]: unknown section; did you mean [compiler]?");
   EXPECT_EQ(load_error("[nonsense]\nlr = 1e-5\n"),
-            "x.toml:1:2: unknown section [nonsense] (known sections: environment, compiler, "
-            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
+            "x.toml:1:2: [nonsense]: unknown section; known sections: environment, compiler, "
+            "executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, "
+            "generation, openai");
 }
 
 TEST(ConfigLoadErrors, KeyOutsideAnySection) {
   EXPECT_EQ(load_error("backend = \"cpu\"\n"),
-            "x.toml:1:1: key 'backend' must be inside a section: put it under [environment]");
+            "x.toml:1:1: backend: unknown key; keys go inside a section: put it under "
+            "[environment]");
   EXPECT_EQ(load_error("workers = 2\n"),
-            "x.toml:1:1: key 'workers' must be inside a section: put it under [compiler] or "
-            "[executor]");
+            "x.toml:1:1: workers: unknown key; keys go inside a section: put it under [compiler] "
+            "or [executor]");
   EXPECT_EQ(load_error("verbose = true\n"),
-            "x.toml:1:1: unknown key 'verbose' outside any section (known sections: environment, "
-            "compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
+            "x.toml:1:1: verbose: unknown key; known sections: environment, compiler, executor, "
+            "emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, "
+            "generation, openai");
 }
 
 TEST(ConfigLoadErrors, OutOfRange) {
   EXPECT_EQ(load_error("[compiler]\nworkers = 0\n"),
-            "x.toml:2:11: compiler.workers: 0 is out of range (must be >= 1)");
+            "x.toml:2:11: [compiler] workers: must be at least 1 (got 0)");
   EXPECT_EQ(load_error("[compiler]\ntimeout_seconds = 0.0\n"),
-            "x.toml:2:19: compiler.timeout_seconds: 0.0 is out of range (must be > 0)");
+            "x.toml:2:19: [compiler] timeout_seconds: must be greater than 0 (got 0.0)");
   EXPECT_EQ(load_error("[executor]\nmemory_limit_mb = 63\n"),
-            "x.toml:2:19: executor.memory_limit_mb: 63 is out of range (must be >= 64)");
+            "x.toml:2:19: [executor] memory_limit_mb: must be at least 64 (got 63)");
   EXPECT_EQ(load_error("[emulation]\nfiber_stack_kb = 100000\n"),
-            "x.toml:2:18: emulation.fiber_stack_kb: 100000 is out of range (must be >= 16 and "
-            "<= 65536)");
+            "x.toml:2:18: [emulation] fiber_stack_kb: must be between 16 and 65536 (got "
+            "100000)");
   EXPECT_EQ(load_error("[executor]\nseed = -1\n"),
-            "x.toml:2:8: executor.seed: -1 is out of range (must be >= 0)");
+            "x.toml:2:8: [executor] seed: must be at least 0 (got -1)");
   EXPECT_EQ(load_error("[cuda]\ntiming_runs = 10000000000\n"),
-            "x.toml:2:15: cuda.timing_runs: 10000000000 is out of range (must be between "
-            "-2147483648 and 2147483647)");
+            "x.toml:2:15: [cuda] timing_runs: must be between -2147483648 and "
+            "2147483647 (got 10000000000)");
   EXPECT_EQ(load_error("[executor]\ntimeout_seconds = inf\n"),
-            "x.toml:2:19: executor.timeout_seconds: inf is not a finite number");
+            "x.toml:2:19: [executor] timeout_seconds: must be a finite number (got inf)");
   EXPECT_EQ(load_error("[compiler]\narch = \"\"\n"),
-            "x.toml:2:8: compiler.arch: must not be empty");
+            "x.toml:2:8: [compiler] arch: must not be empty");
 }
 
 TEST(ConfigLoadErrors, EnumValueNotAllowed) {
   EXPECT_EQ(load_error("[environment]\nbackend = \"gpu\"\n"),
-            "x.toml:2:11: environment.backend: \"gpu\" is not allowed; expected one of \"auto\", "
-            "\"cpu\", \"cuda\"");
+            "x.toml:2:11: [environment] backend: must be one of \"auto\", \"cpu\", \"cuda\" "
+            "(got \"gpu\")");
   // No "did you mean" here: the full list is short, and "gpu" -> "cpu" would mislead.
   EXPECT_EQ(load_error("[environment]\nbackend = \"CUDA\"\n"),
-            "x.toml:2:11: environment.backend: \"CUDA\" is not allowed; expected one of "
-            "\"auto\", \"cpu\", \"cuda\"");
+            "x.toml:2:11: [environment] backend: must be one of \"auto\", \"cpu\", \"cuda\" "
+            "(got \"CUDA\")");
 }
 
 TEST(ConfigLoadErrors, AllErrorsReportedInFileOrder) {
   EXPECT_EQ(load_error("[executor]\ntrials = 0\n[compiler]\nworkers = \"x\"\n[cuda]\nwarmup = -1\n"),
-            "x.toml:2:10: executor.trials: 0 is out of range (must be >= 1)\n"
-            "x.toml:4:11: compiler.workers: expected an integer, got a string (\"x\")\n"
-            "x.toml:6:10: cuda.warmup: -1 is out of range (must be >= 0)");
+            "x.toml:2:10: [executor] trials: must be at least 1 (got 0)\n"
+            "x.toml:4:11: [compiler] workers: expected an integer, got a string (\"x\")\n"
+            "x.toml:6:10: [cuda] warmup: must be at least 0 (got -1)");
 }
 
 TEST(ConfigLoadErrors, SyntaxErrorReportsTomlPosition) {
@@ -367,9 +368,7 @@ TEST(ConfigLoadFile, ErrorsNameTheFile) {
   }
   auto r = load_file(path);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(starts_with(r.message(), path + ":3:1: unknown key 'compiler.wrokers'; did you "
-                                               "mean 'compiler.workers'?"))
-      << r.message();
+  EXPECT_EQ(r.message(), path + ":3:1: [compiler] wrokers: unknown key; did you mean 'workers'?");
   std::remove(path.c_str());
 }
 
@@ -429,52 +428,61 @@ TEST(ConfigOverride, BooleanValues) {
 
 TEST(ConfigOverride, UnknownKey) {
   EXPECT_EQ(set_error("compiler.wrokers=3"),
-            "--set compiler.wrokers=3: unknown key 'compiler.wrokers'; did you mean "
-            "'compiler.workers'? (known keys in [compiler]: workers, nvcc, arch, nvcc_flags, "
-            "host_cxx, emu_flags, timeout_seconds, max_diagnostic_lines, retries)");
+            "--set compiler.wrokers=3: [compiler] wrokers: unknown key; did you mean 'workers'?");
   EXPECT_EQ(set_error("exector.trials=3"),
-            "--set exector.trials=3: unknown section [exector]; did you mean [executor]? "
-            "(known sections: environment, compiler, executor, emulation, cuda, policy, sft, eval, train, learner, node, cluster, serve, generation, openai)");
+            "--set exector.trials=3: [exector]: unknown section; did you mean [executor]?");
+  EXPECT_EQ(set_error("compiler.seed=3"),
+            "--set compiler.seed=3: [compiler] seed: unknown key; 'seed' is a key of [executor], "
+            "[sft], [eval], [train]");
   EXPECT_EQ(set_error("workers=3"),
             "--set workers=3: expected section.key=value; did you mean 'compiler.workers' or "
             "'executor.workers'?");
   EXPECT_EQ(set_error("compiler.workers"),
             "--set compiler.workers: expected section.key=value (e.g. compiler.workers=4)");
-  std::string e = set_error("compiler.workers.x=3");
-  EXPECT_TRUE(starts_with(e, "--set compiler.workers.x=3: unknown key 'compiler.workers.x'")) << e;
+  EXPECT_EQ(set_error("compiler.workers.x=3"),
+            "--set compiler.workers.x=3: [compiler] workers.x: unknown key; did you mean "
+            "'workers'?");
 }
 
 TEST(ConfigOverride, BadValues) {
   EXPECT_EQ(set_error("compiler.workers=abc"),
-            "--set compiler.workers=abc: expected an integer, got 'abc'");
-  EXPECT_EQ(set_error("compiler.workers="), "--set compiler.workers=: expected an integer, got nothing");
+            "--set compiler.workers=abc: [compiler] workers: expected an integer, got 'abc'");
+  EXPECT_EQ(set_error("compiler.workers="),
+            "--set compiler.workers=: [compiler] workers: expected an integer, got nothing");
   EXPECT_EQ(set_error("compiler.workers=2.5"),
-            "--set compiler.workers=2.5: expected an integer, got a float (2.5)");
+            "--set compiler.workers=2.5: [compiler] workers: expected an integer, got a float "
+            "(2.5)");
   EXPECT_EQ(set_error("compiler.workers=\"4\""),
-            "--set compiler.workers=\"4\": expected an integer, got a string (\"4\")");
+            "--set compiler.workers=\"4\": [compiler] workers: expected an integer, got a "
+            "string (\"4\")");
   EXPECT_EQ(set_error("compiler.workers=4 x=5"),
-            "--set compiler.workers=4 x=5: expected an integer, got '4 x=5'");
+            "--set compiler.workers=4 x=5: [compiler] workers: expected an integer, got '4 x=5'");
   EXPECT_EQ(set_error("compiler.workers=0"),
-            "--set compiler.workers=0: 0 is out of range (must be >= 1)");
+            "--set compiler.workers=0: [compiler] workers: must be at least 1 (got 0)");
   EXPECT_EQ(set_error("executor.timeout_seconds=soon"),
-            "--set executor.timeout_seconds=soon: expected a number, got 'soon'");
+            "--set executor.timeout_seconds=soon: [executor] timeout_seconds: expected a number, "
+            "got 'soon'");
   EXPECT_EQ(set_error("executor.timeout_seconds=-1"),
-            "--set executor.timeout_seconds=-1: -1.0 is out of range (must be > 0)");
+            "--set executor.timeout_seconds=-1: [executor] timeout_seconds: must be greater than "
+            "0 (got -1.0)");
   EXPECT_EQ(set_error("environment.backend=gpu"),
-            "--set environment.backend=gpu: \"gpu\" is not allowed; expected one of \"auto\", "
-            "\"cpu\", \"cuda\"");
+            "--set environment.backend=gpu: [environment] backend: must be one of \"auto\", "
+            "\"cpu\", \"cuda\" (got \"gpu\")");
   EXPECT_EQ(set_error("compiler.nvcc_flags=-O3"),
-            "--set compiler.nvcc_flags=-O3: expected an array of strings such as [\"-O3\", "
-            "\"-g\"], got '-O3'");
+            "--set compiler.nvcc_flags=-O3: [compiler] nvcc_flags: expected an array of strings "
+            "such as [\"-O3\", \"-g\"], got '-O3'");
   EXPECT_EQ(set_error("compiler.nvcc_flags=[\"-O3\", 1]"),
-            "--set compiler.nvcc_flags=[\"-O3\", 1]: element [1]: expected a string, got an "
-            "integer (1)");
+            "--set compiler.nvcc_flags=[\"-O3\", 1]: [compiler] nvcc_flags: element [1]: "
+            "expected a string, got an integer (1)");
   std::string e = set_error("compiler.nvcc_flags=[\"-O3\"");
-  EXPECT_TRUE(starts_with(e, "--set compiler.nvcc_flags=[\"-O3\": expected an array of strings"))
+  EXPECT_TRUE(starts_with(e, "--set compiler.nvcc_flags=[\"-O3\": [compiler] nvcc_flags: "
+                             "expected an array of strings"))
       << e;
   e = set_error("compiler.arch=\"sm_90");
-  EXPECT_TRUE(starts_with(e, "--set compiler.arch=\"sm_90: expected a string, got '\"sm_90'")) << e;
-  EXPECT_EQ(set_error("compiler.arch="), "--set compiler.arch=: must not be empty");
+  EXPECT_TRUE(starts_with(e, "--set compiler.arch=\"sm_90: [compiler] arch: expected a string, "
+                             "got '\"sm_90'"))
+      << e;
+  EXPECT_EQ(set_error("compiler.arch="), "--set compiler.arch=: [compiler] arch: must not be empty");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -619,15 +627,16 @@ TEST(ConfigEnums, ModesAndEstimatorsAreEnumsWithTheirNames) {
 
 TEST(ConfigEnums, BadNamesAreErrorsWithPositionAndTheAllowedValues) {
   EXPECT_EQ(load_error("[train]\nmode = \"fast\"\n"),
-            "x.toml:2:8: train.mode: \"fast\" is not allowed; expected one of \"async\", \"sync\"");
+            "x.toml:2:8: [train] mode: must be one of \"async\", \"sync\" (got \"fast\")");
+  // A list's element is reported at its own position.
   EXPECT_EQ(load_error("[train]\ntie_keys = [\"speedup\", \"latency\"]\n"),
-            "x.toml:2:12: train.tie_keys: element [1]: \"latency\" is not allowed; expected one "
-            "of \"speedup\", \"tokens\"");
+            "x.toml:2:24: [train] tie_keys: element [1]: must be one of \"speedup\", \"tokens\" "
+            "(got \"latency\")");
   EXPECT_EQ(load_error("[train]\ntie_keys = [\"tokens\", \"tokens\"]\n"),
-            "x.toml:2:12: train.tie_keys: element [1]: \"tokens\" appears twice");
+            "x.toml:2:23: [train] tie_keys: element [1]: \"tokens\" is listed twice");
   EXPECT_EQ(set_error("learner.aggregation=mean"),
-            "--set learner.aggregation=mean: \"mean\" is not allowed; expected one of "
-            "\"token_mean\", \"dr_grpo\"");
+            "--set learner.aggregation=mean: [learner] aggregation: must be one of "
+            "\"token_mean\", \"dr_grpo\" (got \"mean\")");
 }
 
 TEST(ConfigConsistency, DcpThresholdsOutOfOrderNameFileLineAndBothKeys) {
