@@ -1,6 +1,6 @@
 #include "actors/edit_answer.hpp"
 
-#include "policy/code_edit.hpp"
+#include "policy/text/code_edit.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// edit_answer: a later turn's SEARCH/REPLACE answer (policy/code_edit.hpp) applied to the
+// edit_answer: a later turn's SEARCH/REPLACE answer (policy/text/code_edit.hpp) applied to the
 // attempt's latest code, for the two places that take a model's answer to a rollout: the
 // gatekeeper (training, eval, bench) and the environment service (`leap serve`). Pure; any
 // thread.

@@ -48,7 +48,7 @@ struct env_service_options {
   std::chrono::milliseconds group_ttl{std::chrono::minutes(30)};
   std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds exec_timeout{std::chrono::minutes(10)};
-  // The prompt of an attempt's next turn in leap's template (policy/prompt.hpp), as text: the
+  // The prompt of an attempt's next turn in leap's template (policy/text/prompt.hpp), as text: the
   // task, then each earlier turn's code and feedback. Called on the actor's thread.
   std::function<std::string(const std::string& task, const std::vector<std::string>& codes,
                             const std::vector<std::string>& feedbacks)>

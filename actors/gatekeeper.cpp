@@ -7,8 +7,8 @@
 #include "actors/stage_meter.hpp"
 #include "actors/verdicts.hpp"
 #include "messages/error_text.hpp"
-#include "policy/code_edit.hpp"
-#include "policy/code_extract.hpp"
+#include "policy/text/code_edit.hpp"
+#include "policy/text/code_extract.hpp"
 
 #include <caf/all.hpp>
 

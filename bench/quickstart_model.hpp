@@ -3,7 +3,7 @@
 // Header-only, no LibTorch: model_config is a plain struct.
 #pragma once
 
-#include "policy/model_config.hpp"
+#include "policy/model/model_config.hpp"
 
 namespace leap::bench {
 

@@ -16,9 +16,9 @@
 //     ./build/bench/bench_sampling --benchmark_filter=BM_sample_group_path
 #include "bench/quickstart_model.hpp"
 #include "common/allocator.hpp"
-#include "policy/decode_step.hpp"
-#include "policy/decoder.hpp"
-#include "policy/sampler.hpp"
+#include "policy/model/decode_step.hpp"
+#include "policy/model/decoder.hpp"
+#include "policy/model/sampler.hpp"
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>

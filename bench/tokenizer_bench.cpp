@@ -3,8 +3,8 @@
 // /usr/local/cuda; the task files themselves when absent, which give only ~1400 tokens):
 // encode with a warm and a cold word cache, decode, and training time.
 #include "common/fs.hpp"
-#include "policy/bpe_trainer.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/bpe_trainer.hpp"
+#include "policy/text/tokenizer.hpp"
 
 #include <benchmark/benchmark.h>
 

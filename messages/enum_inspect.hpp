@@ -13,7 +13,7 @@
 #include "env/compiler.hpp"
 #include "env/verdict.hpp"
 #include "messages/modes.hpp"
-#include "policy/aggregation.hpp"
+#include "policy/model/aggregation.hpp"
 
 #include <caf/error.hpp>
 #include <caf/meta/load_callback.hpp>

@@ -47,7 +47,7 @@ struct submission {
   std::string code;
   std::string no_code_reason; // has_code false: the extractor's reason
   std::int64_t tokens = 0;
-  // A completion of SEARCH/REPLACE edits (policy/code_edit.hpp), has_code false: the service
+  // A completion of SEARCH/REPLACE edits (policy/text/code_edit.hpp), has_code false: the service
   // applies it to the attempt's previous code, as the trainer's gatekeeper does.
   std::string edit;
 };

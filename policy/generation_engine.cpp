@@ -1,6 +1,6 @@
 #include "policy/generation_engine.hpp"
 
-#include "policy/sampler.hpp"
+#include "policy/model/sampler.hpp"
 
 #include <chrono>
 #include <condition_variable>

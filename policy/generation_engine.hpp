@@ -6,7 +6,7 @@
 // samples also takes every compatible single-sample job queued behind it (same temperature,
 // top_p, max_new_tokens, stop ids; up to max_batch_prompts prompts) and decodes them in one
 // batch; each job still gets its own reply. Every sequence draws from its own generator, seeded
-// with sequence_seed(job seed + prompt index, sample index) (policy/sampler.hpp), so a job's
+// with sequence_seed(job seed + prompt index, sample index) (policy/model/sampler.hpp), so a job's
 // samples do not depend on what it is batched with. Thread-safe: submit, cancel and publish from any
 // thread; `done` runs on a worker thread.
 #pragma once

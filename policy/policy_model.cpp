@@ -1,9 +1,9 @@
 #include "policy/policy_model.hpp"
 
-#include "policy/checkpoint.hpp"
-#include "policy/decoder.hpp"
+#include "policy/model/checkpoint.hpp"
+#include "policy/model/decoder.hpp"
 #include "policy/policy_model_impl.hpp"
-#include "policy/sampler.hpp"
+#include "policy/model/sampler.hpp"
 
 #include <torch/torch.h>
 

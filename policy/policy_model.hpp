@@ -6,8 +6,8 @@
 #pragma once
 
 #include "common/result.hpp"
-#include "policy/aggregation.hpp"
-#include "policy/model_config.hpp"
+#include "policy/model/aggregation.hpp"
+#include "policy/model/model_config.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -24,7 +24,7 @@ struct group_sampling {
   int max_new_tokens = 512;
   std::uint64_t seed = 0;
   std::vector<int> stop_ids; // besides the model's eos id
-  // Stop strings (need `decode`) and per-row seeds: as sampling_params (policy/sampler.hpp).
+  // Stop strings (need `decode`) and per-row seeds: as sampling_params (policy/model/sampler.hpp).
   std::vector<std::string> stop_strings;
   std::function<std::string(const std::vector<int>&)> decode;
   std::vector<std::uint64_t> row_seeds;

@@ -4,7 +4,7 @@
 // that implement the facade (they pull in LibTorch); the same threading rules as the facade.
 #pragma once
 
-#include "policy/decoder.hpp"
+#include "policy/model/decoder.hpp"
 #include "policy/policy_model.hpp"
 
 #include <torch/torch.h>

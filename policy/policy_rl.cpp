@@ -1,12 +1,12 @@
 // The RL half of the policy_model facade: GRPO optimizer steps for the learner, weight export
 // and import for publishing policy versions to the generators, reference policy for the KL.
-#include "policy/checkpoint.hpp"
-#include "policy/grpo_loss.hpp"
-#include "policy/micro_batches.hpp"
+#include "policy/model/checkpoint.hpp"
+#include "policy/model/grpo_loss.hpp"
+#include "policy/model/micro_batches.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/policy_model_impl.hpp"
-#include "policy/safetensors.hpp"
-#include "policy/tensor_file.hpp"
+#include "policy/model/safetensors.hpp"
+#include "policy/model/tensor_file.hpp"
 
 #include <torch/torch.h>
 

@@ -3,7 +3,7 @@
 // a scan, a 1-D pooling, a matmul with a fused epilogue, a layout change (transpose, permute,
 // gather by index, slice, concat), a 2-D stencil or 2-D pooling). From one `gen_op` the generator
 // renders the task (prose, signature, args, sizes, tolerances, a CUDA reference) and
-// policy/gen_oracle computes the same operator with LibTorch. Values only: no I/O, no LibTorch, no CAF; any thread.
+// env/oracles/gen_oracle computes the same operator with LibTorch. Values only: no I/O, no LibTorch, no CAF; any thread.
 #pragma once
 
 #include "common/result.hpp"

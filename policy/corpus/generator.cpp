@@ -1,6 +1,6 @@
 // generate(): per task, the family's correct templates rendered as solution variants, then the
 // bug mutators applied to a seeded choice of them.
-#include "policy/corpus/corpus.hpp"
+#include "policy/corpus/kernel_corpus.hpp"
 #include "policy/corpus/families.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Template markup (see corpus.hpp): rendering, site counting, mutation and typo injection.
-#include "policy/corpus/corpus.hpp"
+#include "policy/corpus/kernel_corpus.hpp"
 
 #include <algorithm>
 #include <cctype>

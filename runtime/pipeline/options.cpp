@@ -1,7 +1,7 @@
 #include "runtime/pipeline/options.hpp"
 
-#include "policy/prompt.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/prompt.hpp"
+#include "policy/text/tokenizer.hpp"
 #include "runtime/pipeline/policy_io.hpp"
 
 namespace leap::runtime {

@@ -10,7 +10,7 @@
 #include "actors/trainer.hpp"
 #include "algo/advantages.hpp"
 #include "policy/policy_model.hpp"
-#include "policy/prompt.hpp"
+#include "policy/text/prompt.hpp"
 #include "runtime/config/config.hpp"
 
 #include <memory>

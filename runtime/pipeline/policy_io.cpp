@@ -2,9 +2,9 @@
 
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "policy/hf_files.hpp"
-#include "policy/code_edit.hpp"
-#include "policy/special_tokens.hpp"
+#include "policy/text/hf_files.hpp"
+#include "policy/text/code_edit.hpp"
+#include "policy/text/special_tokens.hpp"
 
 #include <nlohmann/json.hpp>
 

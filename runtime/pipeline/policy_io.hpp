@@ -6,8 +6,8 @@
 #include "common/result.hpp"
 #include "env/task.hpp"
 #include "runtime/config/config.hpp"
-#include "policy/prompt.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/prompt.hpp"
+#include "policy/text/tokenizer.hpp"
 
 #include <map>
 #include <optional>

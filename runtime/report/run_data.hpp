@@ -13,7 +13,7 @@
 
 namespace leap::report {
 
-// One metrics.jsonl line (fields as runtime/commands/train.cpp writes them).
+// One metrics.jsonl line (fields as runtime/workflows/metrics_writer.cpp writes them).
 struct step_row {
   long long step = 0;
   double acc_at_1 = 0, acc_at_2 = 0, acc_at_3 = 0;

@@ -2,8 +2,8 @@
 
 #include "common/json_text.hpp"
 #include "runtime/serve/json_body.hpp"
-#include "policy/code_edit.hpp"
-#include "policy/code_extract.hpp"
+#include "policy/text/code_edit.hpp"
+#include "policy/text/code_extract.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 #include "runtime/serve/openai_api.hpp"
 
 #include "common/json_text.hpp"
-#include "policy/sampler.hpp"
+#include "policy/model/sampler.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -6,7 +6,7 @@
 // template (policy::render_chat). Pure functions; any thread.
 #pragma once
 
-#include "policy/prompt.hpp"
+#include "policy/text/prompt.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 #include "runtime/serve/openai_engine.hpp"
 
 #include "common/prometheus.hpp"
-#include "policy/checkpoint_verify.hpp"
+#include "policy/model/checkpoint_verify.hpp"
 #include "policy/policy_model.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/tokenizer.hpp"
 #include "runtime/pipeline/policy_io.hpp"
 #include "runtime/serve/openai_api.hpp"
 

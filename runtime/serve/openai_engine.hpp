@@ -13,7 +13,7 @@
 
 #include "common/passkey.hpp"
 #include "common/result.hpp"
-#include "policy/prompt.hpp"
+#include "policy/text/prompt.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/serve/http_server.hpp"
 

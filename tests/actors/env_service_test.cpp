@@ -11,7 +11,7 @@
 #include "actors/group_scoring.hpp"
 #include "tests/actors/real_pools_fixture.hpp"
 
-#include "policy/code_edit.hpp"
+#include "policy/text/code_edit.hpp"
 
 #include <thread>
 

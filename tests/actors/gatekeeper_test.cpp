@@ -8,7 +8,7 @@
 //    the edits applied, and an edit that does not apply is the answer's fault (rejected).
 #include "tests/actors/real_pools_fixture.hpp"
 
-#include "policy/code_edit.hpp"
+#include "policy/text/code_edit.hpp"
 
 using namespace leap;
 using namespace leap::test;

@@ -6,7 +6,7 @@
 #include "env/cpu_emu/rewriter.hpp"
 #include "env/guards.hpp"
 #include "env/task.hpp"
-#include "policy/code_extract.hpp"
+#include "policy/text/code_extract.hpp"
 #include "runtime/config/config.hpp"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 // undefined_behaviour), so a flag cannot be raised on everything.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "runtime/commands/verify.hpp"
+#include "runtime/workflows/verify_tasks.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
