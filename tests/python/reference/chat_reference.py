@@ -1,4 +1,4 @@
-"""Test-only reference for tests/policy/chat_template_test.cpp: conversations rendered by
+"""Test-only reference for tests/policy/text/chat_template_test.cpp: conversations rendered by
 Hugging Face transformers' own `apply_chat_template` with the published chat templates in
 tests/python/chat_templates/ (see SOURCES.md there).
 

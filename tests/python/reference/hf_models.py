@@ -1,4 +1,4 @@
-"""Test-only reference for tests/policy/hf_transformers_test.cpp: tiny random Hugging Face models
+"""Test-only reference for tests/policy/model/hf_transformers_test.cpp: tiny random Hugging Face models
 written by `transformers` itself (save_pretrained) and transformers' float32 logits of them.
 
 usage: .venv/bin/python hf_models.py OUT_DIR
