@@ -8,7 +8,7 @@
 #include "runtime/workflows/evaluation.hpp"
 #include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/workflows/warm_start.hpp"
-#include "runtime/commands/train.hpp"
+#include "runtime/workflows/train_run.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -153,7 +153,7 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
     << sft.message();
   EXPECT_FALSE(fs::exists(dir + "-held"));
   (*held)->cfg.train.tasks = {"relu_held"};
-  EXPECT_EQ(cmd_train(**held, dir + "-run", false), 2);
+  EXPECT_EQ(run_training(**held, dir + "-run", false), 2);
   EXPECT_FALSE(fs::exists(dir + "-run"));
 
   // The corpus of the whole suite: train tasks only.

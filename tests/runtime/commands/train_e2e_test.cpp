@@ -10,7 +10,7 @@
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 #include "common/strings.hpp"
 #include "runtime/workflows/warm_start.hpp"
-#include "runtime/commands/train.hpp"
+#include "runtime/workflows/train_run.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -61,7 +61,7 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
   auto out = *make_temp_dir(temp_root(), "leap-train-");
-  ASSERT_EQ(cmd_train(**svc, out, false), 0);
+  ASSERT_EQ(run_training(**svc, out, false), 0);
   auto m = read_metrics(out + "/metrics.jsonl");
   ASSERT_EQ(m.size(), 2u);
   std::multiset<std::string> tasks;
@@ -113,7 +113,7 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
   for (auto f : {"config.json", "model.safetensors", "tokenizer.json", "optimizer.safetensors"})
     EXPECT_TRUE(fs::exists(out + "/checkpoint/" + f)) << f;
   // The same directory again without --resume is refused (nothing overwritten).
-  EXPECT_EQ(cmd_train(**svc, out, false), 2);
+  EXPECT_EQ(run_training(**svc, out, false), 2);
   // Torn files: a bit flipped in the checkpoint's weights stops --resume with an
   // error naming the file; once it is whole again, the resume drops metrics.jsonl's cut last
   // line with a warning naming the file.
@@ -130,13 +130,13 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
   flip();
   std::ofstream(out + "/metrics.jsonl", std::ios::app) << "{\"step\": 3, \"acc_at";
   testing::internal::CaptureStderr();
-  EXPECT_EQ(cmd_train(**svc, out, true), 1);
+  EXPECT_EQ(run_training(**svc, out, true), 1);
   auto err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find(weights + ": SHA-256"), std::string::npos) << err;
   EXPECT_NE(err.find("is damaged"), std::string::npos) << err;
   flip();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(cmd_train(**svc, out, true), 0);
+  EXPECT_EQ(run_training(**svc, out, true), 0);
   err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find(out + "/metrics.jsonl: dropped 1 damaged line(s)"), std::string::npos) << err;
   EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), 2u);
@@ -373,7 +373,7 @@ TEST(TrainE2E, ACompileBudgetEndsTheRunAfterTheStepThatReachesIt) {
   auto svc = make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
   auto out = *make_temp_dir(temp_root(), "leap-budget-");
-  ASSERT_EQ(cmd_train(**svc, out, false), 0);
+  ASSERT_EQ(run_training(**svc, out, false), 0);
   auto requests = [](const nlohmann::json& row) {
     return row["compiles"].get<long long>() + row["cache_hits"].get<long long>();
   };
@@ -390,12 +390,12 @@ TEST(TrainE2E, ACompileBudgetEndsTheRunAfterTheStepThatReachesIt) {
   EXPECT_EQ(trainer_state(out + "/checkpoint")["step"].get<std::size_t>(), m.size());
   EXPECT_TRUE(fs::exists(out + "/report.html"));
   // Resumed with the same budget: already spent, nothing runs.
-  ASSERT_EQ(cmd_train(**svc, out, true), 0);
+  ASSERT_EQ(run_training(**svc, out, true), 0);
   EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), m.size());
   // A larger budget continues from the checkpoint.
   (*svc)->cfg.train.max_compiles = 1000000;
   (*svc)->cfg.train.steps = static_cast<int>(m.size()) + 1;
-  ASSERT_EQ(cmd_train(**svc, out, true), 0);
+  ASSERT_EQ(run_training(**svc, out, true), 0);
   EXPECT_EQ(read_metrics(out + "/metrics.jsonl").size(), m.size() + 1);
   fs::remove_all(out);
 }
@@ -422,7 +422,7 @@ TEST(TrainE2E, AClusteredRunNoNodeCanServeRefusesToStart) {
   auto out = *make_temp_dir(temp_root(), "leap-unserved-");
   testing::internal::CaptureStderr();
   const auto t0 = std::chrono::steady_clock::now();
-  const int rc = cmd_train(**svc, out, false);
+  const int rc = run_training(**svc, out, false);
   const auto err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(rc, 2) << err;
   EXPECT_NE(err.find("no node serves the role 'compile'"), std::string::npos) << err;

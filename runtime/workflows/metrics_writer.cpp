@@ -1,9 +1,18 @@
-#include "runtime/commands/train_records.hpp"
+// The metrics of a training run: see metrics_writer.hpp.
+#include "runtime/workflows/metrics_writer.hpp"
+
+#include "common/json_text.hpp"
+#include "messages/cluster_messages.hpp"
+#include "messages/train_messages.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
-namespace leap::runtime::train_detail {
+namespace leap::runtime {
 
 namespace {
 
@@ -16,8 +25,6 @@ double busy_fraction(const msg::node_row& n) {
     n.up_seconds * std::max(1u, n.compile_workers + n.execute_workers + n.generate_slots);
   return capacity > 0 ? n.busy_seconds / capacity : 0.0;
 }
-
-} // namespace
 
 nlohmann::json report_json(const msg::step_report& r, double step_seconds, double attempts_per_s) {
   return nlohmann::json{{"step", r.step},
@@ -70,29 +77,6 @@ nlohmann::json nodes_json(const msg::cluster_status& s) {
   return out;
 }
 
-// The step line's second line in a clustered run: one entry per node.
-std::string nodes_line(const msg::cluster_status& s) {
-  std::string line = "      nodes:";
-  if (s.weights_version >= 0) {
-    char w[128];
-    std::snprintf(w, sizeof w, " weights v%lld %.1f MB to %u node(s) in %.0f ms;",
-                  static_cast<long long>(s.weights_version), s.weights_bytes / 1e6,
-                  s.weights_nodes, s.weights_ms);
-    line += w;
-  }
-  for (const auto& n : s.nodes) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
-                  msg::to_string(n.state), static_cast<unsigned long long>(n.done),
-                  100 * busy_fraction(n),
-                  n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
-                            + std::to_string(n.rerun)).c_str() : "",
-                  n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");
-    line += buf;
-  }
-  return line;
-}
-
 // One line of groups.jsonl: the group, its DCP decision, and every attempt's turns, end,
 // reward and advantages, so anyone can check that a group accounts for all G attempts.
 nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
@@ -121,5 +105,93 @@ nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
                         {"attempts", attempts}};
 }
 
+} // namespace
 
-} // namespace leap::runtime::train_detail
+metrics_writer::metrics_writer(std::string metrics_path, std::string groups_path)
+    : metrics_path_(std::move(metrics_path)), groups_path_(std::move(groups_path)),
+      metrics_(metrics_path_, std::ios::app), groups_(groups_path_, std::ios::app) {}
+
+result<metrics_writer> metrics_writer::open(const std::string& metrics_path,
+                                            const std::string& groups_path) {
+  metrics_writer w(metrics_path, groups_path);
+  if (!w.metrics_ || !w.groups_)
+    return make_error("cannot write " + (!w.metrics_ ? metrics_path : groups_path));
+  return w;
+}
+
+result<void> metrics_writer::write_step(const msg::step_report& r, double step_s, double aps,
+                                        const step_retries& inf,
+                                        const msg::cluster_status* nodes) {
+  std::string write_error;
+  auto row = report_json(r, step_s, aps);
+  // What the infrastructure cost this step: attempts lost, jobs tried again, nodes lost and
+  // back, jobs run again elsewhere after a node was lost.
+  std::uint64_t lost_now = 0, rejoined_now = 0, rerun_now = 0;
+  if (nodes)
+    for (const auto& n : nodes->nodes) {
+      lost_now += n.lost;
+      rejoined_now += n.rejoined;
+      rerun_now += n.rerun;
+    }
+  auto delta = [](std::uint64_t now, std::uint64_t& before) {
+    const auto d = now - std::min(now, before);
+    before = now;
+    return d;
+  };
+  row["infra"] = {{"attempts_lost", r.dropped},
+                  {"jobs_retried", inf.compile + inf.execute},
+                  {"compile_retried", inf.compile},
+                  {"execute_retried", inf.execute},
+                  {"nodes_lost", delta(lost_now, nodes_lost_before_)},
+                  {"nodes_rejoined", delta(rejoined_now, nodes_rejoined_before_)},
+                  {"jobs_rerun", delta(rerun_now, jobs_rerun_before_)}};
+  if (nodes) {
+    row["nodes"] = nodes_json(*nodes);
+    if (nodes->weights_version >= 0)
+      row["weights_to_nodes"] = {{"version", nodes->weights_version},
+                                 {"bytes", nodes->weights_bytes},
+                                 {"ms", nodes->weights_ms},
+                                 {"nodes", nodes->weights_nodes}};
+  }
+  errno = 0;
+  metrics_ << dump_lossy(row) << "\n";
+  metrics_.flush();
+  if (!metrics_ && write_error.empty())
+    write_error = "cannot write " + metrics_path_ + ": " + std::strerror(errno ? errno : EIO);
+  errno = 0;
+  for (const auto& g : r.group_details)
+    groups_ << dump_lossy(group_json(r.step, g)) << "\n";
+  groups_.flush();
+  if (!groups_ && write_error.empty())
+    write_error = "cannot write " + groups_path_ + ": " + std::strerror(errno ? errno : EIO);
+  if (!write_error.empty())
+    return make_error(write_error);
+  return {};
+}
+
+void metrics_writer::flush() { metrics_.flush(); }
+
+// The step line's second line in a clustered run: one entry per node.
+std::string nodes_line(const msg::cluster_status& s) {
+  std::string line = "      nodes:";
+  if (s.weights_version >= 0) {
+    char w[128];
+    std::snprintf(w, sizeof w, " weights v%lld %.1f MB to %u node(s) in %.0f ms;",
+                  static_cast<long long>(s.weights_version), s.weights_bytes / 1e6,
+                  s.weights_nodes, s.weights_ms);
+    line += w;
+  }
+  for (const auto& n : s.nodes) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, " %s %s done %llu busy %.0f%%%s%s;", n.name.c_str(),
+                  msg::to_string(n.state), static_cast<unsigned long long>(n.done),
+                  100 * busy_fraction(n),
+                  n.lost ? (" lost " + std::to_string(n.lost) + " rerun "
+                            + std::to_string(n.rerun)).c_str() : "",
+                  n.rejoined ? (" rejoined " + std::to_string(n.rejoined)).c_str() : "");
+    line += buf;
+  }
+  return line;
+}
+
+} // namespace leap::runtime

@@ -1,47 +1,15 @@
-#include "runtime/commands/train_checkpoint.hpp"
+// The train workflow's policy: see train_policy.hpp.
+#include "runtime/workflows/train_policy.hpp"
 
-#include "common/fs.hpp"
-#include "policy/checkpoint_verify.hpp"
+#include "policy/model/checkpoint_verify.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/policy_model.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/tokenizer.hpp"
 #include "runtime/pipeline/options.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
-#include <filesystem>
-#include <system_error>
-
-namespace fs = std::filesystem;
 
 namespace leap::runtime::train_detail {
-
-bool is_checkpoint(const std::string& dir) {
-  return fs::exists(dir + "/config.json") && fs::exists(dir + "/model.safetensors");
-}
-
-// Removes `<base>.<step>` directories: checkpoints the learner staged that a killed run never
-// promoted (the promoted one is `checkpoint` itself).
-void remove_staged(const std::string& base) {
-  std::error_code ec;
-  fs::path b(base);
-  const auto prefix = b.filename().string() + ".";
-  for (auto& e : fs::directory_iterator(b.parent_path(), ec))
-    if (e.is_directory(ec) && e.path().filename().string().rfind(prefix, 0) == 0)
-      fs::remove_all(e.path(), ec);
-}
-
-// The step of the checkpoint in `ck_dir`, if one is there and readable.
-std::optional<long long> read_trainer_step(const std::string& ck_dir) {
-  auto text = read_file(ck_dir + "/trainer_state.json");
-  if (!text)
-    return std::nullopt;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer())
-    return std::nullopt;
-  return j["step"].get<long long>();
-}
 
 result<run_policy> load_policy(const services& svc, const std::string& start, bool resume,
                                const std::string& reference, std::int64_t start_step) {
