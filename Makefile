@@ -45,16 +45,19 @@ test: build test-deps
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -LE 'e2e|python|gpu|slow'
 
-# Micro-benchmarks (Google Benchmark), then the pipeline throughput benchmark's compile-bound
-# scenario (async vs sync vs DCP off; about 3 minutes). The benchmark binaries get the OpenMP and
+# Every benchmark once (the micro-benchmarks, bench_serve, the Python clients, the compile-bound
+# and cluster scenarios of `leap bench`; about 20 minutes on 2 cores), each writing the table the
+# docs show to docs/bench/NAME.md, stamped with date, commit, machine, load and the exact command,
+# then copied into the docs' marked blocks (docs/bench.md). BENCH=NAME... runs only those
+# (`python3 scripts/bench_tables.py list` names them). The benchmark binaries get the OpenMP and
 # OpenBLAS idle-wait settings that `leap` itself runs with (common/thread_pools_env.hpp).
+BENCH ?=
 bench: build
-	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} \
-	  OPENBLAS_THREAD_TIMEOUT=$${OPENBLAS_THREAD_TIMEOUT:-4} "$$b"; done
-	$(LEAP) bench --config configs/bench/compile_bound.toml
+	python3 scripts/bench_tables.py --build $(BUILD) run $(BENCH)
 
+# The pipeline throughput benchmark's compile-bound scenario alone (about 3 minutes).
 bench-pipeline: build
-	$(LEAP) bench --config configs/bench/compile_bound.toml
+	python3 scripts/bench_tables.py --build $(BUILD) run compile_bound
 
 clean:
 	rm -rf $(BUILD)
