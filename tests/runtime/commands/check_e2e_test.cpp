@@ -8,7 +8,7 @@
 #include "env/process.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
-#include "runtime/commands/verify.hpp"
+#include "runtime/workflows/verify_tasks.hpp"
 #include "tests/runtime/commands/process_killer.hpp"
 
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include "common/strings.hpp"
 #include "env/process.hpp"
 #include "env/taskgen/generator.hpp"
-#include "runtime/commands/verify.hpp"
+#include "runtime/workflows/verify_tasks.hpp"
 #include "runtime/pipeline/evaluator.hpp"
 #include "runtime/pipeline/services.hpp"
 
