@@ -13,8 +13,8 @@
 // OpenSSL's reason, e.g. "certificate verify failed (unable to get local issuer certificate)").
 // create() and the destructor are for one owning thread; complete() and retried() may be called
 // from any thread.
-// `leap eval` samples through it with generation.source = "openai" (runtime/commands/eval.cpp,
-// docs/serve.md).
+// `leap eval` samples through it with generation.source = "openai"
+// (runtime/workflows/openai_generation.cpp, docs/serve.md).
 #pragma once
 
 #include "common/passkey.hpp"
