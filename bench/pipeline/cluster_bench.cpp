@@ -8,6 +8,7 @@
 #include "actors/node.hpp"
 #include "bench/pipeline/command.hpp"
 #include "bench/pipeline/latency_pools.hpp"
+#include "bench/pipeline/report_markdown.hpp"
 #include "bench/pipeline/results.hpp"
 #include "bench/pipeline/run_mode.hpp"
 #include "common/fs.hpp"
@@ -278,7 +279,8 @@ std::vector<overhead_figures> middleman_overhead(const scenario& sc, const bench
 
 } // namespace
 
-int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir) {
+int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir,
+                      const run_stamp& stamp) {
   std::fprintf(stderr, "leap bench %s: the async mode with compile and execute on 1..%d `leap "
                        "bench node` processes (compile %d x %s s, execute %d x %s s per node)\n",
                sc.name.c_str(), sc.nodes.back(), sc.cfg.compiler.workers,
@@ -336,6 +338,8 @@ int run_cluster_bench(const scenario& sc, const bench_args& args, const std::str
   csv << "nodes,attempts_per_second,bound_attempts_per_second,of_bound,vs_one_node,bottleneck\n";
   std::printf("\n%-10s %12s %12s %9s %12s  %s\n", "nodes", "attempts/s", "bound", "of bound",
               "vs 1 node", "bottleneck");
+  std::vector<cluster_row> md_rows;
+  std::vector<round_trip_row> md_trips;
   double base = 0;
   for (auto& r : rows)
     if (r.nodes == 1)
@@ -349,13 +353,29 @@ int run_cluster_bench(const scenario& sc, const bench_args& args, const std::str
                 r.bound.attempts_per_second, of_bound, scale, r.bound.bottleneck.c_str());
     csv << r.nodes << "," << r.f.attempts_per_second << "," << r.bound.attempts_per_second << ","
         << of_bound << "," << scale << "," << r.bound.bottleneck << "\n";
+    md_rows.push_back({r.nodes, r.f.attempts_per_second, r.bound.attempts_per_second, r.bound.bottleneck});
   }
   if (!overhead.empty()) {
     std::printf("\nper-job round trip through a node (zero-service-time compile job, 2 KiB "
                 "source, %d jobs one after another):\n", sc.overhead_jobs);
-    for (auto& o : overhead)
+    for (auto& o : overhead) {
       std::printf("  %-11s p50 %.3f ms  p99 %.3f ms\n", o.transport.c_str(), o.p50_ms, o.p99_ms);
+      md_trips.push_back({o.transport, o.p50_ms, o.p99_ms, o.jobs});
+    }
   }
+  const std::string shape =
+    "the async mode with compile (" + std::to_string(sc.cfg.compiler.workers) + " x mean "
+    + format_fixed(sc.compile.dist.mean, 2) + " s) and execute (" + std::to_string(sc.cfg.executor.workers)
+    + " x mean " + format_fixed(sc.execute.dist.mean, 2) + " s) on each `leap bench node` process; "
+    + "generation (" + std::to_string(sc.cfg.train.generators) + " x mean "
+    + format_fixed(sc.generate.dist.mean, 2) + " s) and the learner (" + format_fixed(sc.learner_seconds, 2)
+    + " s/step) in the head; " + std::to_string(sc.cfg.train.steps)
+    + " x nodes steps per row; time scale " + format_fixed(sc.time_scale, 2) + " (figures in scenario seconds)";
+  auto md = out_dir + "/" + sc.name + ".md";
+  if (auto w = write_file_atomic(md, render_cluster_markdown(sc.name, shape, md_rows, md_trips, stamp)); !w)
+    std::fprintf(stderr, "leap: %s\n", w.message().c_str());
+  else
+    std::printf("Markdown: %s\n", md.c_str());
   std::printf("(figures in scenario seconds; time scale %s; CSV in %s/cluster.csv)\n",
               format_fixed(sc.time_scale, 2).c_str(), out_dir.c_str());
   return 0;

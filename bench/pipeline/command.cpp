@@ -1,6 +1,7 @@
 #include "bench/pipeline/command.hpp"
 
 #include "bench/pipeline/report.hpp"
+#include "bench/pipeline/report_markdown.hpp"
 #include "bench/pipeline/run_mode.hpp"
 #include "bench/pipeline/scenario.hpp"
 #include "bench/pipeline/timeline_svg.hpp"
@@ -153,7 +154,16 @@ std::string busiest_of(const mode_figures& m) {
   return best;
 }
 
-int run_sweep(const scenario& base, const bench_args& args, const std::string& out_dir) {
+// DIR/<scenario>.md: the table the docs include (docs/bench.md).
+void write_markdown(const std::string& path, const std::string& text) {
+  if (auto r = write_file_atomic(path, text); !r)
+    std::cerr << "leap: " << r.message() << "\n";
+  else
+    std::cout << "Markdown: " << path << "\n";
+}
+
+int run_sweep(const scenario& base, const bench_args& args, const std::string& out_dir,
+              const run_stamp& stamp) {
   auto axes = parse_sweep(args.sweep);
   if (!axes) {
     std::cerr << "leap: " << axes.message() << "\n";
@@ -211,6 +221,8 @@ int run_sweep(const scenario& base, const bench_args& args, const std::string& o
     std::cerr << "leap: " << r.message() << "\n";
   else
     std::cout << "\nCSV: " << csv << "\n";
+  write_markdown((fs::path(out_dir) / (base.name + "-sweep.md")).string(),
+                 render_sweep_markdown(base.name, shape_of(base), pts, stamp));
   if (args.json)
     std::cout << render_sweep_json(pts) << std::endl;
   return 0;
@@ -244,6 +256,7 @@ int cmd_bench(const bench_args& args) {
     return 2;
   }
   auto sc = std::move(*sc_r);
+  const auto stamp = take_stamp(); // the load average before this run adds its own
   std::string out_dir = args.out_dir.empty() ? "runs/bench/" + sc.name : args.out_dir;
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -252,9 +265,9 @@ int cmd_bench(const bench_args& args) {
     return 1;
   }
   if (!args.sweep.empty())
-    return run_sweep(sc, args, out_dir);
+    return run_sweep(sc, args, out_dir, stamp);
   if (!sc.nodes.empty())
-    return run_cluster_bench(sc, args, out_dir);
+    return run_cluster_bench(sc, args, out_dir, stamp);
 
   std::fprintf(stderr, "leap bench %s: %s\n", sc.name.c_str(), shape_of(sc).c_str());
   comparison cmp;
@@ -283,6 +296,7 @@ int cmd_bench(const bench_args& args) {
     std::cerr << "leap: " << r.message() << "\n";
   else
     std::cout << "CSV: " << csv << "\n";
+  write_markdown((fs::path(out_dir) / (sc.name + ".md")).string(), render_markdown(cmp, stamp));
   for (auto& run : runs) {
     double t0, t1;
     int step;

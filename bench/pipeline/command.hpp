@@ -1,13 +1,15 @@
 // `leap bench --config configs/bench/<scenario>.toml [--json] [--out DIR] [--sweep AXIS=v1,v2 ...]`:
 // runs a scenario's async, sync, DCP-off and other-turn-1-straggler-policy modes side by side
 // (same steps, seeds and draws; bench/pipeline/run_mode.hpp), prints the comparison table,
-// writes CSV and one SVG timeline per mode, and with --json ends stdout with one JSON object.
+// writes CSV, Markdown (stamped with date, commit, machine and command) and one SVG timeline per
+// mode, and with --json ends stdout with one JSON object.
 // With --sweep it runs the async mode over the cartesian product of the axes and prints where
 // the bottleneck moves. The verb registers itself in the command table (command.cpp). Main
 // thread; no CAF in this header.
 #pragma once
 
 #include "bench/pipeline/scenario.hpp"
+#include "bench/pipeline/stamp.hpp"
 #include "common/result.hpp"
 
 #include <string>
@@ -31,7 +33,9 @@ result<scenario> load_scenario_with(const std::string& path, const std::vector<s
 
 // A cluster scenario ([bench] nodes = [1, 2, 4]; bench/pipeline/cluster_bench.cpp): the async
 // mode with compile and execute on that many `leap bench node` processes, the scaling table
-// against the analytic bound, and the per-job middleman overhead with and without TLS.
-int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir);
+// against the analytic bound, and the per-job middleman overhead with and without TLS; the
+// tables also go to out_dir/<scenario>.md under `stamp`.
+int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir,
+                      const run_stamp& stamp);
 
 } // namespace leap::bench

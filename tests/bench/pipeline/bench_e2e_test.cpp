@@ -149,6 +149,15 @@ TEST(BenchCli, FourModesOfALatencyModelScenario) {
   auto csv = read_file(dir + "/out/small.csv");
   ASSERT_TRUE(csv.ok());
   EXPECT_EQ(split_lines(*csv).size(), 5u);
+  // Markdown beside the CSV (what docs/bench/ holds): the stamp with this very command, then a
+  // row per mode.
+  auto md = read_file(dir + "/out/small.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("- **Measured:** "), std::string::npos) << *md;
+  EXPECT_NE(md->find("- **Machine:** "), std::string::npos) << *md;
+  EXPECT_NE(md->find(" bench --config " + sc + " --out " + dir + "/out --json`"), std::string::npos) << *md;
+  for (auto* mode : {"async", "sync", "async_no_dcp", "async_cancel_turn1"})
+    EXPECT_NE(md->find(std::string("\n| ") + mode + " | "), std::string::npos) << mode;
   for (auto* mode : {"async", "sync", "async_no_dcp", "async_cancel_turn1"}) {
     auto svg = read_file(dir + "/out/small-" + std::string(mode) + "-timeline.svg");
     ASSERT_TRUE(svg.ok()) << mode;
@@ -173,6 +182,9 @@ TEST(BenchCli, SweepRunsTheAsyncModeOverTheGrid) {
   EXPECT_GT(j[1]["bound"]["attempts_per_second"].get<double>(),
             j[0]["bound"]["attempts_per_second"].get<double>());
   EXPECT_TRUE(fs::exists(dir + "/small-sweep.csv"));
+  auto md = read_file(dir + "/small-sweep.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("| compilers | compile_mean | attempts/s |"), std::string::npos) << *md;
   EXPECT_NE(r.out.find("bottleneck"), std::string::npos);
   fs::remove_all(dir);
 }
@@ -190,6 +202,10 @@ TEST(BenchCli, ClusterScenarioRunsOnNodeProcessesWithinItsBound) {
   EXPECT_EQ(r.err.find("dropped"), std::string::npos) << r.err;
   auto csv = read_file(dir + "/cluster.csv");
   ASSERT_TRUE(csv.ok());
+  auto md = read_file(dir + "/cluster.md");
+  ASSERT_TRUE(md.ok());
+  for (auto* row : {"\n| in-process | ", "\n| 1 | ", "\n| 2 | ", "\n| plain TCP | "})
+    EXPECT_NE(md->find(row), std::string::npos) << row << "\n" << *md;
   auto rows = split_lines(*csv);
   ASSERT_GE(rows.size(), 4u) << *csv; // header + in-process, 1 and 2 nodes
   for (std::size_t i = 1; i < 4; ++i) {
