@@ -5,7 +5,9 @@
 // candidate: a fresh comment changes its content address). Side by side in the same run it times
 // the in-process evaluator (`leap check`'s path, no HTTP) on the same candidates, and reports
 // HTTP's cost as ratios (latency at 1 client, throughput at 8 and 64). Usage:
-//   bench_serve [--leap PATH] [--source-dir DIR] [--scale K]   (K multiplies request counts)
+//   bench_serve [--leap PATH] [--source-dir DIR] [--scale K] [--json FILE]
+// (K multiplies request counts; --json also writes the figures to FILE, which
+// scripts/bench_tables.py renders as the table of docs/bench/serve.md).
 #include "common/fs.hpp"
 #include "common/spawn.hpp"
 #include "runtime/pipeline/evaluator.hpp"
@@ -148,6 +150,8 @@ int main(int argc, char** argv) {
   const std::string leap_bin = arg(argc, argv, "--leap", LEAP_BINARY);
   const std::string src_dir = arg(argc, argv, "--source-dir", LEAP_SOURCE_DIR);
   const double scale = std::stod(arg(argc, argv, "--scale", "1"));
+  const std::string json_path = arg(argc, argv, "--json", "");
+  nlohmann::json report{{"backend", "cpu"}, {"task", "vector_add"}, {"scale", scale}};
   auto cache = fs::temp_directory_path() / ("leap-bench-serve-" + std::to_string(::getpid()));
   fs::create_directories(cache);
   auto good = leap::read_file(src_dir + "/tests/env/candidates/vector_add/grid_stride.cu");
@@ -215,6 +219,8 @@ int main(int argc, char** argv) {
   auto h = load(port, 1, n(500), [](int, int) { return std::string(); }, "/health");
   std::printf("GET /health, 1 client: %.0f requests/s, p50 %.3f ms, p99 %.3f ms\n", h.per_second,
               h.p50_ms, h.p99_ms);
+  report["health"] = {{"requests_per_second", h.per_second}, {"p50_ms", h.p50_ms}, {"p99_ms", h.p99_ms},
+                      {"failed", h.failed}};
   std::printf("%-9s %-8s %10s %10s %10s %8s | %12s %10s | %s\n", "checks", "clients", "checks/s",
               "p50 ms", "p99 ms", "failed", "in-proc /s", "in-proc ms", "HTTP vs in-process");
   struct level {
@@ -236,10 +242,21 @@ int main(int argc, char** argv) {
                   cold ? "cold" : "cache-hit", lv.clients, h.per_second, h.p50_ms, h.p99_ms,
                   h.failed + p.failed, p.per_second, p.p50_ms, ratio);
       std::fflush(stdout);
+      report["rows"].push_back({{"checks", cold ? "cold" : "cache hit"}, {"clients", lv.clients},
+                                {"http_per_client", lv.http_per_client},
+                                {"checks_per_second", h.per_second}, {"p50_ms", h.p50_ms},
+                                {"p99_ms", h.p99_ms}, {"failed", h.failed + p.failed},
+                                {"in_process_checks_per_second", p.per_second},
+                                {"in_process_p50_ms", p.p50_ms}});
     }
   ev->reset();
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
   fs::remove_all(cache);
+  if (!json_path.empty())
+    if (auto w = leap::write_file_atomic(json_path, report.dump(1) + "\n"); !w) {
+      std::fprintf(stderr, "bench_serve: %s\n", w.message().c_str());
+      return 1;
+    }
   return 0;
 }
