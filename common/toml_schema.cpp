@@ -163,7 +163,8 @@ std::string unknown_text(const table_schema& s, const key_path& path, const std:
                          bool is_table) {
   std::string msg = "unknown " + (is_table ? s.table_noun : std::string("key"));
   const auto names = s.names();
-  if (auto m = closest_match(name, names)) msg += "; did you mean " + shown_entry(path, s, *m) + "?";
+  if (auto m = closest_match(name, names))
+    msg += "; did you mean " + shown_entry(path, s, *m) + "?";
   // A hint says more than the list of known keys: it replaces it.
   if (s.unknown_hint)
     if (std::string hint = s.unknown_hint(name, is_table); !hint.empty()) return msg + "; " + hint;
@@ -176,7 +177,9 @@ std::string unknown_text(const table_schema& s, const key_path& path, const std:
 
 namespace {
 
-std::string doc_suffix(const std::string& doc) { return doc.empty() ? std::string() : " (" + doc + ")"; }
+std::string doc_suffix(const std::string& doc) {
+  return doc.empty() ? std::string() : " (" + doc + ")";
+}
 
 void check_value_key(const key_rule& r, const std::string& name, const toml::key& k,
                      const toml::node& n, const key_path& path, diagnostics& diag,
@@ -207,7 +210,8 @@ void check_sub(const table_rule& r, const std::string& name, const toml::node& n
     if (const toml::table* t = n.as_table())
       s.tables.push_back(check(*t, *r.schema, diag, inner));
     else
-      diag.add(n, path.key(name), "expected a table (" + inner.table() + "), got " + describe_node(n));
+      diag.add(n, path.key(name),
+               "expected a table (" + inner.table() + "), got " + describe_node(n));
   } else if (const toml::array* arr = n.as_array()) {
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const toml::node& el = *arr->get(i);
@@ -283,10 +287,12 @@ leap::result<toml::table> parse(std::string_view text, const std::string& source
 
 leap::result<toml::table> parse_file(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open " + std::string(what) + ": " + std::strerror(errno));
+  if (!in)
+    return make_error(path + ": cannot open " + std::string(what) + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return make_error(path + ": cannot read " + std::string(what) + ": " + std::strerror(errno));
+  if (in.bad())
+    return make_error(path + ": cannot read " + std::string(what) + ": " + std::strerror(errno));
   return parse(text.str(), path);
 }
 

@@ -123,7 +123,8 @@ std::string element_prefix(std::size_t i) { return "element [" + std::to_string(
 
 std::string allowed_text(const key_rule& d) {
   std::string out;
-  for (std::size_t i = 0; i < d.allowed.size(); ++i) out += (i ? ", " : "") + quote_toml(d.allowed[i]);
+  for (std::size_t i = 0; i < d.allowed.size(); ++i)
+    out += (i ? ", " : "") + quote_toml(d.allowed[i]);
   return out;
 }
 
@@ -152,7 +153,8 @@ std::string check_scalar(const key_rule& d, const value& v) {
              + " (got " + std::to_string(*i) + ")";
   } else if (const auto* x = std::get_if<double>(&v)) {
     if (!std::isfinite(*x)) return "must be a finite number (got " + float_to_toml(*x) + ")";
-    if (out_of_bounds(d, *x)) return "must be " + bounds_text(d) + " (got " + float_to_toml(*x) + ")";
+    if (out_of_bounds(d, *x))
+      return "must be " + bounds_text(d) + " (got " + float_to_toml(*x) + ")";
   } else if (const auto* s = std::get_if<std::string>(&v)) {
     if (!d.allowed.empty() && std::find(d.allowed.begin(), d.allowed.end(), *s) == d.allowed.end())
       return "must be one of " + allowed_text(d) + " (got " + quote_toml(*s) + ")";
@@ -171,7 +173,8 @@ std::optional<value_issue> check_list(const key_rule& d, const std::vector<T>& l
     for (std::size_t k = 0; k < list.size(); ++k)
       for (std::size_t j = 0; j < k; ++j)
         if (list[j] == list[k])
-          return value_issue{element_prefix(k) + value_to_toml(value(list[k])) + " is listed twice", k};
+          return value_issue{
+              element_prefix(k) + value_to_toml(value(list[k])) + " is listed twice", k};
   return std::nullopt;
 }
 
@@ -197,10 +200,14 @@ std::string value_to_toml(const value& v) {
 
 std::string describe_node(const toml::node& n) {
   switch (n.type()) {
-  case toml::node_type::string: return "a string (" + quote_toml(*n.value_exact<std::string>()) + ")";
-  case toml::node_type::integer: return "an integer (" + std::to_string(*n.value_exact<std::int64_t>()) + ")";
-  case toml::node_type::floating_point: return "a float (" + float_to_toml(*n.value_exact<double>()) + ")";
-  case toml::node_type::boolean: return std::string("a boolean (") + (*n.value_exact<bool>() ? "true" : "false") + ")";
+  case toml::node_type::string:
+    return "a string (" + quote_toml(*n.value_exact<std::string>()) + ")";
+  case toml::node_type::integer:
+    return "an integer (" + std::to_string(*n.value_exact<std::int64_t>()) + ")";
+  case toml::node_type::floating_point:
+    return "a float (" + float_to_toml(*n.value_exact<double>()) + ")";
+  case toml::node_type::boolean:
+    return std::string("a boolean (") + (*n.value_exact<bool>() ? "true" : "false") + ")";
   case toml::node_type::array: return "an array";
   case toml::node_type::table: return "a table";
   case toml::node_type::date: return "a date";
@@ -223,7 +230,8 @@ std::variant<value, value_issue> convert(const key_rule& d, const toml::node& n)
   for (std::size_t i = 0; i < arr->size(); ++i) {
     auto v = convert_scalar(ek, *arr->get(i));
     if (!v)
-      return value_issue{element_prefix(i) + expected_text(ek) + ", got " + describe_node(*arr->get(i)), i};
+      return value_issue{
+          element_prefix(i) + expected_text(ek) + ", got " + describe_node(*arr->get(i)), i};
     elements.push_back(std::move(*v));
   }
   auto collect = [&](auto tag) {
@@ -239,7 +247,8 @@ std::variant<value, value_issue> convert(const key_rule& d, const toml::node& n)
 
 std::optional<value_issue> check_value(const key_rule& d, const value& v) {
   if (v.index() != static_cast<std::size_t>(d.kind))
-    return value_issue{"internal: a value of the wrong kind, expected " + kind_name(d.kind), std::nullopt};
+    return value_issue{"internal: a value of the wrong kind, expected " + kind_name(d.kind),
+                       std::nullopt};
   if (const auto* l = std::get_if<std::vector<std::string>>(&v)) return check_list(d, *l);
   if (const auto* l = std::get_if<std::vector<std::int64_t>>(&v)) return check_list(d, *l);
   if (const auto* l = std::get_if<std::vector<double>>(&v)) return check_list(d, *l);
@@ -249,7 +258,8 @@ std::optional<value_issue> check_value(const key_rule& d, const value& v) {
 
 leap::result<value> parse_value_text(const key_rule& d, std::string_view raw) {
   std::string_view text = trim(raw);
-  if (d.kind == value_kind::string && (text.empty() || (text.front() != '"' && text.front() != '\'')))
+  const bool quoted = !text.empty() && (text.front() == '"' || text.front() == '\'');
+  if (d.kind == value_kind::string && !quoted)
     return value(std::string(text)); // unquoted string: taken literally
   const std::string shown = text.empty() ? std::string("nothing") : "'" + std::string(text) + "'";
   if (is_list(d.kind) && (text.empty() || text.front() != '['))

@@ -107,7 +107,8 @@ const table_schema& task_schema() {
     t.key("description", value_kind::string).required();
     t.key("signature", value_kind::string, "extern \"C\" void solution(...)").required();
     t.key("reference", value_kind::string, "the reference .cu, relative to task.toml").required();
-    t.key("allowed_libraries", value_kind::string_list).one_of({"cublas", "cudnn", "thrust", "cub"});
+    t.key("allowed_libraries", value_kind::string_list)
+      .one_of({"cublas", "cudnn", "thrust", "cub"});
     t.key("atol", value_kind::floating).at_least(0);
     t.key("rtol", value_kind::floating).at_least(0);
     t.table_array("args", "one per signature parameter, in order", 0, true).open = true;
@@ -160,7 +161,9 @@ void read_arg(const checked_table& c, std::size_t i, const param& p, task_arg& a
   auto role = c.get<std::string>("role");
   if (!role)
     return;
-  a.role = *role == "input" ? arg_role::input : *role == "output" ? arg_role::output : arg_role::inout;
+  a.role = *role == "input"    ? arg_role::input
+           : *role == "output" ? arg_role::output
+                               : arg_role::inout;
   if (a.role != arg_role::input && p.is_const)
     diag.add(*c.node("role"), at.key("role"), "a const pointer cannot be an " + *role);
   if (a.role == arg_role::input && !p.is_const)

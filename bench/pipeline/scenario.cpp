@@ -46,7 +46,8 @@ const toml_schema::table_schema& scenario_schema() {
     declare_stage(b, "compile", "nvcc");
     declare_stage(b, "execute", "backend");
     b.find_table("generate")->schema->key("checkpoint", value_kind::string);
-    b.find_table("compile")->schema->key("source", value_kind::string).one_of({"bundled", "policy"});
+    b.find_table("compile")->schema->key("source", value_kind::string)
+      .one_of({"bundled", "policy"});
     b.table("learner").key("seconds", value_kind::floating).at_least(0);
     auto& tasks = b.table_array("tasks");
     tasks.key("name", value_kind::string).required().non_empty();
@@ -76,28 +77,31 @@ double number(const value& v) { return std::get<double>(v); }
 int small_int(const value& v) { return static_cast<int>(std::get<std::int64_t>(v)); }
 
 const std::vector<binding>& bindings() {
+  using S = scenario;
+  using V = value;
   static const std::vector<binding> all{
-    {"", "time_scale", [](scenario& s, const value& v) { s.time_scale = number(v); }},
-    {"", "seed", [](scenario& s, const value& v) { s.seed = static_cast<std::uint64_t>(std::get<std::int64_t>(v)); }},
-    {"", "timeline_step", [](scenario& s, const value& v) { s.timeline_step = small_int(v); }},
-    {"", "overhead_jobs", [](scenario& s, const value& v) { s.overhead_jobs = small_int(v); }},
-    {"", "nodes", [](scenario& s, const value& v) {
+    {"", "time_scale", [](S& s, const V& v) { s.time_scale = number(v); }},
+    {"", "seed", [](S& s, const V& v) { s.seed = std::get<std::int64_t>(v); }},
+    {"", "timeline_step", [](S& s, const V& v) { s.timeline_step = small_int(v); }},
+    {"", "overhead_jobs", [](S& s, const V& v) { s.overhead_jobs = small_int(v); }},
+    {"", "nodes",
+     [](S& s, const V& v) {
        s.nodes.clear();
        for (auto n : std::get<std::vector<std::int64_t>>(v))
          s.nodes.push_back(static_cast<int>(n));
      }},
-    {"generate", "model", [](scenario& s, const value& v) { set_model(s.generate, v, "policy"); }},
-    {"generate", "mean_seconds", [](scenario& s, const value& v) { s.generate.dist.mean = number(v); }},
-    {"generate", "sigma", [](scenario& s, const value& v) { s.generate.dist.sigma = number(v); }},
-    {"generate", "checkpoint", [](scenario& s, const value& v) { s.checkpoint = std::get<std::string>(v); }},
-    {"compile", "model", [](scenario& s, const value& v) { set_model(s.compile, v, "nvcc"); }},
-    {"compile", "mean_seconds", [](scenario& s, const value& v) { s.compile.dist.mean = number(v); }},
-    {"compile", "sigma", [](scenario& s, const value& v) { s.compile.dist.sigma = number(v); }},
-    {"compile", "source", [](scenario& s, const value& v) { s.compile_source = std::get<std::string>(v); }},
-    {"execute", "model", [](scenario& s, const value& v) { set_model(s.execute, v, "backend"); }},
-    {"execute", "mean_seconds", [](scenario& s, const value& v) { s.execute.dist.mean = number(v); }},
-    {"execute", "sigma", [](scenario& s, const value& v) { s.execute.dist.sigma = number(v); }},
-    {"learner", "seconds", [](scenario& s, const value& v) { s.learner_seconds = number(v); }},
+    {"generate", "model", [](S& s, const V& v) { set_model(s.generate, v, "policy"); }},
+    {"generate", "mean_seconds", [](S& s, const V& v) { s.generate.dist.mean = number(v); }},
+    {"generate", "sigma", [](S& s, const V& v) { s.generate.dist.sigma = number(v); }},
+    {"generate", "checkpoint", [](S& s, const V& v) { s.checkpoint = std::get<std::string>(v); }},
+    {"compile", "model", [](S& s, const V& v) { set_model(s.compile, v, "nvcc"); }},
+    {"compile", "mean_seconds", [](S& s, const V& v) { s.compile.dist.mean = number(v); }},
+    {"compile", "sigma", [](S& s, const V& v) { s.compile.dist.sigma = number(v); }},
+    {"compile", "source", [](S& s, const V& v) { s.compile_source = std::get<std::string>(v); }},
+    {"execute", "model", [](S& s, const V& v) { set_model(s.execute, v, "backend"); }},
+    {"execute", "mean_seconds", [](S& s, const V& v) { s.execute.dist.mean = number(v); }},
+    {"execute", "sigma", [](S& s, const V& v) { s.execute.dist.sigma = number(v); }},
+    {"learner", "seconds", [](S& s, const V& v) { s.learner_seconds = number(v); }},
   };
   return all;
 }
@@ -267,14 +271,16 @@ result<void> apply_bench_override(scenario& s, const std::string& assignment) {
   const binding* found = nullptr;
   std::vector<std::string> known;
   for (const auto& bd : bindings()) {
-    std::string full = std::string("bench.") + (*bd.table ? std::string(bd.table) + "." : "") + bd.key;
+    std::string full =
+      std::string("bench.") + (*bd.table ? std::string(bd.table) + "." : "") + bd.key;
     known.push_back(full);
     if (full == key)
       found = &bd;
   }
   if (!found) {
     auto m = toml_schema::closest_match(key, known);
-    return bad("unknown key" + (m ? "; did you mean " + *m + "?" : "; known keys: " + join(known, ", ")));
+    return bad("unknown key"
+               + (m ? "; did you mean " + *m + "?" : "; known keys: " + join(known, ", ")));
   }
   const auto& bench = *scenario_schema().find_table("bench")->schema;
   const auto& table = *found->table ? *bench.find_table(found->table)->schema : bench;
@@ -287,8 +293,8 @@ result<void> apply_bench_override(scenario& s, const std::string& assignment) {
   const stage_model* st = stage_of(s, found->table);
   const std::string k = found->key;
   if (st && st->real && (k == "mean_seconds" || k == "sigma"))
-    return bad("bench." + std::string(found->table) + " is the real " + st->name + ", not a latency "
-               "model");
+    return bad("bench." + std::string(found->table) + " is the real " + st->name
+               + ", not a latency model");
   scenario next = s;
   found->set(next, *v);
   if (auto r = validate(next); !r)

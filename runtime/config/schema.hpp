@@ -27,7 +27,8 @@ namespace leap::config {
 using toml_schema::value;
 using toml_schema::value_kind;
 
-// A registered key: its rule (type, bounds, allowed values, doc) plus where it lives in leap_config.
+// A registered key: its rule (type, bounds, allowed values, doc) plus where it lives in
+// leap_config.
 struct key_descriptor : toml_schema::key_rule {
   std::string section;
   value default_value; // read from leap_config{} at registration

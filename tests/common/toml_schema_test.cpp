@@ -133,7 +133,8 @@ TEST(TomlSchema, ListElementsAreCheckedAtTheirPosition) {
   EXPECT_EQ(errors_of(edited("nodes = [0, 2]", "nodes = []")),
             "x.toml:13:9: [bench] nodes: must not be empty");
   EXPECT_EQ(errors_of(edited("success = [0.9, 1]", "success = [0.9, 1.5]")),
-            "x.toml:20:17: [bench.tasks[0]] success: element [1]: must be between 0 and 1 (got 1.5)");
+            "x.toml:20:17: [bench.tasks[0]] success: element [1]: must be between 0 and 1 (got "
+            "1.5)");
 }
 
 TEST(TomlSchema, OutOfRange) {
@@ -152,21 +153,24 @@ TEST(TomlSchema, OutOfRange) {
             "x.toml:2:9: level: must be between 1 and 3 (got 4)");
   EXPECT_EQ(errors_of(edited("mode = \"sync\"", "mode = \"fast\"")),
             "x.toml:9:8: [train] mode: must be one of \"async\", \"sync\" (got \"fast\")");
-  EXPECT_EQ(errors_of(edited("name = \"demo\"", "name = \"\"")), "x.toml:1:8: name: must not be empty");
+  EXPECT_EQ(errors_of(edited("name = \"demo\"", "name = \"\"")),
+            "x.toml:1:8: name: must not be empty");
 }
 
 TEST(TomlSchema, UnknownKeys) {
   EXPECT_EQ(errors_of(edited("steps = 10", "setps = 10")),
             "x.toml:5:1: [train] setps: unknown key; did you mean 'steps'?");
   EXPECT_EQ(errors_of(edited("steps = 10", "colour = 10")),
-            "x.toml:5:1: [train] colour: unknown key; known keys: steps, lr, top_p, dcp, mode, flags");
+            "x.toml:5:1: [train] colour: unknown key; known keys: steps, lr, top_p, dcp, mode, "
+            "flags");
   EXPECT_EQ(errors_of(edited("[bench.compile]", "[bench.compiel]")),
             "x.toml:15:8: [bench.compiel]: unknown table; did you mean [bench.compile]?");
   EXPECT_EQ(errors_of(edited("name = \"easy\"", "name = \"easy\"\ncount = 3")),
             "x.toml:20:1: [bench.tasks[0]] count: unknown key; known keys: name, success");
   EXPECT_EQ(errors_of(edited("level = 2", "levle = 2")),
             "x.toml:2:1: levle: unknown key; did you mean 'level'?");
-  EXPECT_EQ(errors_of(edited("[[bench.tasks]]\nname = \"hard\"", "[[bench.taks]]\nname = \"hard\"")),
+  EXPECT_EQ(errors_of(edited("[[bench.tasks]]\nname = \"hard\"",
+                             "[[bench.taks]]\nname = \"hard\"")),
             "x.toml:22:9: [[bench.taks]]: unknown table; did you mean [[bench.tasks]]?");
 }
 

@@ -169,7 +169,8 @@ TEST(Scenario, ErrorsNameFileLineAndKey) {
   const auto ord = write_temp("ord.toml", ordinary);
   auto r3 = load_scenario(ord);
   ASSERT_FALSE(r3);
-  EXPECT_EQ(r3.message(), ord + ":4:1: [train] group_sise: unknown key; did you mean 'group_size'?");
+  EXPECT_EQ(r3.message(),
+            ord + ":4:1: [train] group_sise: unknown key; did you mean 'group_size'?");
 }
 
 TEST(Scenario, ShippedScenariosLoad) {

@@ -482,7 +482,8 @@ TEST(ConfigOverride, BadValues) {
   EXPECT_TRUE(starts_with(e, "--set compiler.arch=\"sm_90: [compiler] arch: expected a string, "
                              "got '\"sm_90'"))
       << e;
-  EXPECT_EQ(set_error("compiler.arch="), "--set compiler.arch=: [compiler] arch: must not be empty");
+  EXPECT_EQ(set_error("compiler.arch="),
+            "--set compiler.arch=: [compiler] arch: must not be empty");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -641,35 +642,48 @@ TEST(ConfigEnums, BadNamesAreErrorsWithPositionAndTheAllowedValues) {
 
 TEST(ConfigConsistency, DcpThresholdsOutOfOrderNameFileLineAndBothKeys) {
   auto e = load_error("[train]\ndcp_t_min = 0.8\ndcp_t_max = 0.5\n");
-  EXPECT_EQ(e, "x.toml:2:1: train.dcp_t_min = 0.8 must be <= train.dcp_t_max = 0.5 "
-               "(train.dcp_t_min from x.toml:2:1, train.dcp_t_max from x.toml:3:1): DCP would "
-               "never expand a group");
-  // A default on one side: its origin says so.
-  auto d = load_error("[train]\ndcp_t_max = 0.25\n");
-  EXPECT_NE(d.find("x.toml:2:1: train.dcp_t_min = 0.5 must be <= train.dcp_t_max = 0.25"),
-            std::string::npos) << d;
-  EXPECT_NE(d.find("train.dcp_t_min from the default"), std::string::npos) << d;
+  EXPECT_EQ(e, "x.toml:2:1: [train] dcp_t_min: must be at most train.dcp_t_max = 0.5 (got 0.8; "
+               "train.dcp_t_min from x.toml:2:1, train.dcp_t_max from x.toml:3:1): DCP would never "
+               "expand a group");
+  // A default on one side: the error is about the key that was set, and the default says so.
+  EXPECT_EQ(load_error("[train]\ndcp_t_max = 0.25\n"),
+            "x.toml:2:1: [train] dcp_t_max: must be at least train.dcp_t_min = 0.5 (got 0.25; "
+            "train.dcp_t_max from x.toml:2:1, train.dcp_t_min from the default): DCP would never "
+            "expand a group");
 }
 
 TEST(ConfigConsistency, ThresholdsWithinTheGroupSize) {
   EXPECT_EQ(load_error("[train]\ndcp_t_max = 1.5\n"),
-            "x.toml:2:1: train.dcp_t_max = 1.5 is a fraction of the group size "
-            "(train.dcp_fractional = true, from the default): it must be <= 1");
+            "x.toml:2:1: [train] dcp_t_max: must be at most 1 (got 1.5): it is a fraction of the "
+            "group size (train.dcp_fractional = true, from the default)");
   EXPECT_EQ(load_error("[train]\ngroup_size = 4\ndcp_fractional = false\ndcp_t_min = 2\n"
                        "dcp_t_max = 6\n"),
-            "x.toml:5:1: train.dcp_t_max = 6.0 is a count of failures (train.dcp_fractional = "
-            "false, from x.toml:3:1): it must be <= train.group_size = 4 (from x.toml:2:1)");
+            "x.toml:5:1: [train] dcp_t_max: must be at most train.group_size = 4 (got 6.0; "
+            "train.group_size from x.toml:2:1): it is a count of failures (train.dcp_fractional "
+            "= false, from x.toml:3:1)");
   EXPECT_TRUE(load_string("[train]\ngroup_size = 8\ndcp_fractional = false\ndcp_t_min = 2\n"
                           "dcp_t_max = 6\n", "x.toml").ok());
 }
 
 TEST(ConfigConsistency, SelfRepairStepsAreTheLastOfMaxSteps) {
   EXPECT_EQ(load_error("[sft]\nmax_steps = 100\nself_repair_steps = 100\n"),
-            "x.toml:3:1: sft.self_repair_steps = 100 (from x.toml:3:1) must be < sft.max_steps = "
-            "100 (from x.toml:2:1): the self-repair steps are the last of max_steps, after the "
-            "warm start they sample from (max_steps = 0, a time budget only, has no last steps)");
+            "x.toml:3:1: [sft] self_repair_steps: must be less than sft.max_steps = 100 (got 100; "
+            "sft.self_repair_steps from x.toml:3:1, sft.max_steps from x.toml:2:1): the "
+            "self-repair steps are the last of max_steps, after the warm start they sample from "
+            "(max_steps = 0, a time budget only, has no last steps)");
   auto d = load_error("[sft]\nself_repair_steps = 20\n");
-  EXPECT_NE(d.find("sft.max_steps = 0 (from the default)"), std::string::npos) << d;
+  EXPECT_NE(d.find("x.toml:2:1: [sft] self_repair_steps: must be less than sft.max_steps = 0 (got "
+                   "20; sft.self_repair_steps from x.toml:2:1, sft.max_steps from the default)"),
+            std::string::npos) << d;
+  leap_config c = defaults();
+  key_origins origins;
+  ASSERT_TRUE(apply_string(c, "[sft]\nself_repair_steps = 20\n", "d.toml", {}, &origins).ok());
+  ASSERT_TRUE(apply_override(c, "sft.max_steps=10", &origins).ok());
+  origins.erase("sft.self_repair_steps"); // as if it held its default: the error is max_steps'
+  EXPECT_NE(check_consistency(c, origins).message().find(
+                "--set sft.max_steps=10: [sft] max_steps: must be greater than "
+                "sft.self_repair_steps = 20 (got 10; "),
+            std::string::npos) << check_consistency(c, origins).message();
   EXPECT_TRUE(load_string("[sft]\nmax_steps = 100\nself_repair_steps = 99\n", "x.toml").ok());
   EXPECT_TRUE(load_string("[sft]\nself_repair_steps = 0\n", "x.toml").ok());
 }
@@ -679,11 +693,21 @@ TEST(ConfigConsistency, AWarmStartPinIsASha256OfASetWarmStart) {
   EXPECT_TRUE(load_string("[train]\nwarm_start = \"w\"\nwarm_start_sha256 = \"" + pin + "\"\n",
                           "x.toml").ok());
   EXPECT_EQ(load_error("[train]\nwarm_start = \"w\"\nwarm_start_sha256 = \"ABC\"\n"),
-            "x.toml:3:1: train.warm_start_sha256 = \"ABC\" is not a SHA-256 (64 lower-case hex "
-            "digits)");
+            "x.toml:3:1: [train] warm_start_sha256: must be a SHA-256, 64 lower-case hex digits "
+            "(got \"ABC\")");
   EXPECT_EQ(load_error("[train]\nwarm_start_sha256 = \"" + pin + "\"\n"),
-            "x.toml:2:1: train.warm_start_sha256 pins a warm start, but train.warm_start is empty "
-            "(from the default): set the checkpoint it pins, or clear the pin");
+            "x.toml:2:1: [train] warm_start_sha256: pins a warm start, but train.warm_start is "
+            "empty (from the default): set the checkpoint it pins, or clear the pin");
+}
+
+TEST(ConfigConsistency, AddressesAndTlsFilesNameTheirKey) {
+  EXPECT_EQ(load_error("[cluster]\nnodes = [\"127.0.0.1\"]\n"),
+            "x.toml:2:1: [cluster] nodes: '127.0.0.1' is not HOST:PORT");
+  EXPECT_EQ(load_error("[cluster]\nnodes = [\"127.0.0.1:0\"]\n"),
+            "x.toml:2:1: [cluster] nodes: '127.0.0.1:0' needs a port");
+  EXPECT_EQ(load_error("[serve]\ntls_cert = \"c.pem\"\n"),
+            "x.toml:2:1: [serve] tls_cert: serve.tls_cert and serve.tls_key go together: set "
+            "both (HTTPS) or neither");
 }
 
 TEST(ConfigConsistency, OverridesAreCheckedOnceEveryLayerIsApplied) {
@@ -697,9 +721,10 @@ TEST(ConfigConsistency, OverridesAreCheckedOnceEveryLayerIsApplied) {
   ASSERT_TRUE(apply_override(cfg, "train.group_size=4", &origins).ok());
   auto r = check_consistency(cfg, origins);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.message(), "--set train.dcp_t_max=5: train.dcp_t_max = 5.0 is a count of failures "
-                         "(train.dcp_fractional = false, from f.toml:2:1): it must be <= "
-                         "train.group_size = 4 (from --set train.group_size=4)");
+  EXPECT_EQ(r.message(), "--set train.dcp_t_max=5: [train] dcp_t_max: must be at most "
+                         "train.group_size = 4 (got 5.0; train.group_size from --set "
+                         "train.group_size=4): it is a count of failures (train.dcp_fractional = "
+                         "false, from f.toml:2:1)");
 }
 
 } // namespace
