@@ -58,9 +58,9 @@ STAMP_LINES = {
     "command": re.compile(r"^- \*\*Command:\*\* `[^`]+`$"),
 }
 STAMP_WHAT = {
-    "measured": "a '- **Measured:** DATE UTC, commit `HASH` (working tree clean|dirty)' line",
-    "machine": "a '- **Machine:** CPU, N cores, load average A / B / C (1, 5, 15 min) at the start' line",
-    "command": "a '- **Command:** `the exact command`' line",
+    "measured": "'- **Measured:** DATE UTC, commit `HASH` (working tree clean|dirty)'",
+    "machine": "'- **Machine:** CPU, N cores, load average A / B / C (1, 5, 15 min) at the start'",
+    "command": "'- **Command:** `the exact command`'",
 }
 
 
@@ -116,7 +116,7 @@ def render_stamp(stamp, who, extra=()):
 def stamp_problems(text):
     """What the generated text lacks of its stamp (empty: it has all of it)."""
     lines = text.splitlines()
-    return [f"no {STAMP_WHAT[key]}" for key, pattern in STAMP_LINES.items()
+    return [f"stamp lacks its line {STAMP_WHAT[key]}" for key, pattern in STAMP_LINES.items()
             if not any(pattern.match(line) for line in lines)]
 
 

@@ -99,7 +99,7 @@ class CheckTest(Fixture):
         self.results(*block("docs/bench/x.md", text))
         problems = self.problems()
         self.assertEqual(len(problems), 1, problems)
-        self.assertIn("docs/bench/x.md: no a '- **Command:** `the exact command`' line", problems[0])
+        self.assertIn("docs/bench/x.md: stamp lacks its line '- **Command:** `the exact command`'", problems[0])
 
     def test_a_generated_file_without_date_commit_or_machine_fails(self):
         for key in ("**Measured:**", "**Machine:**"):
