@@ -52,6 +52,9 @@ struct key_rule {
   // What the destination can hold (integers); checked besides min/max, not documented.
   std::int64_t repr_min = std::numeric_limits<std::int64_t>::min();
   std::int64_t repr_max = std::numeric_limits<std::int64_t>::max();
+  // A second shape the key may take (an experiment's seeds: a list, or a count): a value of this
+  // rule's kind is read and checked by it instead. Its name and doc are the key's.
+  std::shared_ptr<const key_rule> alternative;
 };
 
 // Chainable rule setters for a key just declared (held by index: safe while more keys are added).
@@ -87,6 +90,13 @@ public:
   }
   basic_rule_builder& required() {
     r().required = true;
+    return *this;
+  }
+  // The key may also be a `kind` value checked by `rules` (bounds, allowed values, ...).
+  basic_rule_builder& or_else(value_kind kind, key_rule rules = {}) {
+    rules.kind = kind;
+    rules.name = r().name;
+    r().alternative = std::make_shared<const key_rule>(std::move(rules));
     return *this;
   }
   // The integer range of the destination type (an `int` key refuses 2^40).
@@ -129,8 +139,10 @@ std::optional<value_issue> check_value(const key_rule& rule, const value& v);
 // Reads a value written on a command line ("4", "sm_80" or "\"sm_80\"", "[\"-O3\",\"-g\"]"):
 // TOML syntax, except that a string may go unquoted. No range checks.
 leap::result<value> parse_value_text(const key_rule& rule, std::string_view text);
-// "expected an integer", "expected an array of strings such as [\"-O3\", \"-g\"]", ...
+// "expected an integer", "expected an array of strings such as [\"-O3\", \"-g\"]", ... (with a
+// rule's alternative: "expected an array of integers such as [1, 2] or an integer").
 std::string expected_text(value_kind k);
+std::string expected_text(const key_rule& rule);
 
 // Levenshtein distance (with adjacent swaps), for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);

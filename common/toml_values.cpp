@@ -38,6 +38,12 @@ std::string expected_text(value_kind k) {
   return "expected ?";
 }
 
+std::string expected_text(const key_rule& d) {
+  std::string out = expected_text(d.kind);
+  if (d.alternative) out += " or " + expected_text(d.alternative->kind).substr(9); // "expected "
+  return out;
+}
+
 namespace {
 
 std::string quote_toml(std::string_view s) {
@@ -219,12 +225,21 @@ std::string describe_node(const toml::node& n) {
 }
 
 std::variant<value, value_issue> convert(const key_rule& d, const toml::node& n) {
+  // A node of the alternative's shape (a scalar for a list, a list for a scalar) is its.
+  if (d.alternative && is_list(d.alternative->kind) == n.is_array() &&
+      is_list(d.kind) != n.is_array()) {
+    auto c = convert(*d.alternative, n);
+    if (std::holds_alternative<value>(c) || n.is_array()) return c; // an element's own issue
+    return value_issue{expected_text(d) + ", got " + describe_node(n), std::nullopt};
+  }
   if (!is_list(d.kind)) {
     if (auto v = convert_scalar(d.kind, n)) return *v;
-    return value_issue{expected_text(d.kind) + ", got " + describe_node(n), std::nullopt};
+    if (d.alternative)
+      if (auto v = convert_scalar(d.alternative->kind, n)) return *v;
+    return value_issue{expected_text(d) + ", got " + describe_node(n), std::nullopt};
   }
   const toml::array* arr = n.as_array();
-  if (!arr) return value_issue{expected_text(d.kind) + ", got " + describe_node(n), std::nullopt};
+  if (!arr) return value_issue{expected_text(d) + ", got " + describe_node(n), std::nullopt};
   const value_kind ek = element_kind(d.kind);
   std::vector<value> elements;
   for (std::size_t i = 0; i < arr->size(); ++i) {
@@ -246,6 +261,8 @@ std::variant<value, value_issue> convert(const key_rule& d, const toml::node& n)
 }
 
 std::optional<value_issue> check_value(const key_rule& d, const value& v) {
+  if (d.alternative && v.index() == static_cast<std::size_t>(d.alternative->kind))
+    return check_value(*d.alternative, v);
   if (v.index() != static_cast<std::size_t>(d.kind))
     return value_issue{"internal: a value of the wrong kind, expected " + kind_name(d.kind),
                        std::nullopt};

@@ -277,6 +277,36 @@ TEST(TomlSchema, CommandLineValues) {
   EXPECT_EQ(value_to_toml(value(std::vector<std::int64_t>{1, 2})), "[1, 2]");
 }
 
+TEST(TomlSchema, AKeyOfTwoShapes) {
+  // seeds: a list of distinct seeds, or a count.
+  table_schema s;
+  key_rule count;
+  count.min = 1;
+  count.max = 1000;
+  s.key("seeds", value_kind::integer_list).distinct().at_least(0)
+      .or_else(value_kind::integer, count);
+  auto errors = [&](const std::string& text) {
+    auto t = parse(text, "e.toml");
+    diagnostics diag("e.toml");
+    check(*t, s, diag);
+    return diag.text();
+  };
+  auto t = parse("seeds = 3\n", "e.toml");
+  diagnostics diag("e.toml");
+  EXPECT_EQ(check(*t, s, diag).get<std::int64_t>("seeds"), 3);
+  t = parse("seeds = [4, 5]\n", "e.toml");
+  EXPECT_EQ(check(*t, s, diag).get<std::vector<std::int64_t>>("seeds"),
+            (std::vector<std::int64_t>{4, 5}));
+  EXPECT_TRUE(diag.empty()) << diag.text();
+  EXPECT_EQ(errors("seeds = 0\n"), "e.toml:1:9: seeds: must be between 1 and 1000 (got 0)");
+  EXPECT_EQ(errors("seeds = [1, 1]\n"), "e.toml:1:13: seeds: element [1]: 1 is listed twice");
+  EXPECT_EQ(errors("seeds = [1, \"2\"]\n"),
+            "e.toml:1:13: seeds: element [1]: expected an integer, got a string (\"2\")");
+  EXPECT_EQ(errors("seeds = \"3\"\n"),
+            "e.toml:1:9: seeds: expected an array of integers such as [1, 2] or an integer, got a "
+            "string (\"3\")");
+}
+
 TEST(TomlSchema, Suggestions) {
   EXPECT_EQ(edit_distance("wrokers", "workers"), 1u);
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
