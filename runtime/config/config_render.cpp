@@ -99,8 +99,15 @@ std::string render_docs_markdown() {
          "its default, `configs/quickstart.toml` is a small setup for a first run. Every key is "
          "optional; a key left out keeps its default. Unknown sections, unknown keys, values of "
          "the wrong type and values out of range are errors that name the file, line, column and "
-         "key (with the closest known key when it looks like a typo), so a misspelt setting never "
-         "passes silently.\n\n";
+         "key, with the closest known key when it looks like a typo, so a misspelt setting never "
+         "passes silently:\n\n"
+         "```\n"
+         "configs/x.toml:12:1: [train] stpes: unknown key; did you mean 'steps'?\n"
+         "configs/x.toml:13:14: [train] group_size: must be at least 2 (got 1)\n"
+         "```\n\n"
+         "Every problem of a file is reported, in file order. The other TOML files leap reads "
+         "(tasks' `task.toml`, `leap bench` scenarios, `leap experiment` specs) are checked the "
+         "same way and their errors read the same.\n\n";
   out += "Any key can be overridden on the command line with `--set section.key=value`, applied "
          "after the file, in order. The value is read according to the key's type: integers "
          "(`--set executor.trials=4`), floats (`--set executor.timeout_seconds=10`), booleans "

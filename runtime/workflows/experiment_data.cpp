@@ -5,18 +5,13 @@
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
+#include "common/toml_schema.hpp"
 #include "runtime/report/run_data.hpp"
 
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <limits>
-#include <set>
-#include <sstream>
+#include <map>
 
 namespace leap::runtime::experiment {
 
@@ -31,11 +26,6 @@ const std::vector<std::pair<std::string, std::string>> owned_keys = {
   {"train.warm_start", "every arm starts from the experiment's one warm start"},
   {"train.warm_start_sha256", "every arm starts from the experiment's one warm start"}};
 
-std::string where(const std::string& path, const toml::node& n) {
-  auto p = n.source().begin;
-  return path + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": ";
-}
-
 bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 64)
     return false;
@@ -45,219 +35,153 @@ bool valid_name(const std::string& s) {
   return true;
 }
 
-std::optional<double> number_of(const toml::node& n) {
-  if (n.is_integer())
-    return static_cast<double>(*n.value<std::int64_t>());
-  if (n.is_floating_point())
-    return n.value<double>();
-  return std::nullopt;
+using toml_schema::checked_table;
+using toml_schema::value_kind;
+
+// The [experiment] section (common/toml_schema.hpp). The file's other sections are the config's.
+const toml_schema::table_schema& spec_schema() {
+  static const toml_schema::table_schema s = [] {
+    toml_schema::table_schema root;
+    root.open = true;
+    auto& e = root.table("experiment", "see configs/experiments/paper.toml", true);
+    toml_schema::key_rule count;
+    count.min = 1;
+    count.max = 1000;
+    e.key("seeds", value_kind::integer_list, "a list of seeds, e.g. [1, 2, 3], or a count")
+      .required().non_empty().distinct().at_least(0).or_else(value_kind::integer, count);
+    e.key("max_minutes", value_kind::floating).at_least(0);
+    e.key("max_compiles", value_kind::integer).at_least(0).fits<int>();
+    e.key("target_acc1", value_kind::floating).at_least(0).at_most(1);
+    e.key("eval_seed", value_kind::integer).at_least(0);
+    auto& arm = e.table_array("arms", "[[experiment.arms]] tables with name and set", 1);
+    arm.key("name", value_kind::string, "it names the run directory").required();
+    arm.key("label", value_kind::string);
+    arm.key("set", value_kind::string_list);
+    auto& paper = arm.table("paper");
+    for (const char* k : {"acc1", "acc2", "acc3", "turns_per_pass", "activated", "recovery"})
+      paper.key(k, value_kind::floating);
+    return root;
+  }();
+  return s;
+}
+
+// One [[experiment.arms]] table into `s.arms`, its overrides checked on `base` as --set checks
+// them; `names` holds the earlier arms' names and where they are.
+void read_arm(const checked_table& t, const config::leap_config& base,
+              std::map<std::string, std::string>& names, toml_schema::diagnostics& diag,
+              spec& s) {
+  auto name = t.get<std::string>("name");
+  if (!name)
+    return; // missing or not a string: reported
+  const std::string name_key = t.path.key("name");
+  if (!valid_name(*name)) {
+    diag.add(*t.node("name"), name_key,
+             "must be 1 to 64 letters, digits, '_' and '-' (it names the run directory; got \""
+               + *name + "\")");
+    return;
+  }
+  auto [earlier, fresh] = names.emplace(*name, t.path.table());
+  if (!fresh)
+    diag.add(*t.node("name"), name_key,
+             "\"" + *name + "\" is the name of an earlier arm, " + earlier->second);
+  arm a;
+  a.name = *name;
+  a.label = t.get<std::string>("label").value_or(a.name);
+  auto sets = t.get<std::vector<std::string>>("set").value_or(std::vector<std::string>{});
+  auto cfg = base;
+  for (std::size_t j = 0; j < sets.size(); ++j) {
+    const std::string& assignment = sets[j];
+    const toml::node& at = *t.node("set")->as_array()->get(j);
+    const std::string element = "element [" + std::to_string(j) + "]: ";
+    auto key = std::string(trim(assignment.substr(0, assignment.find('='))));
+    auto dot = key.find('.');
+    auto label = dot == std::string::npos
+                   ? key
+                   : toml_schema::key_path().child(key.substr(0, dot)).key(key.substr(dot + 1));
+    bool owned = false;
+    for (auto& [k, why] : owned_keys)
+      if (key == k) {
+        diag.add(at, t.path.key("set"), element + label + ": an arm may not set it (" + why + ")");
+        owned = true;
+      }
+    if (owned)
+      continue;
+    if (auto r = config::apply_override(cfg, assignment); !r) {
+      // "--set <assignment>: [train] dcp: why" -> "element [j]: [train] dcp: why"
+      auto msg = r.message();
+      const std::string prefix = "--set " + assignment + ": ";
+      if (starts_with(msg, prefix))
+        msg = msg.substr(prefix.size());
+      diag.add(at, t.path.key("set"), element + msg);
+      continue;
+    }
+    a.sets.push_back(assignment);
+  }
+  if (const checked_table* p = t.table("paper"))
+    for (auto [k, field] : {std::pair<const char*, std::optional<double>*>{"acc1", &a.paper.acc1},
+                            {"acc2", &a.paper.acc2},
+                            {"acc3", &a.paper.acc3},
+                            {"turns_per_pass", &a.paper.turns_per_pass},
+                            {"activated", &a.paper.activated},
+                            {"recovery", &a.paper.recovery}})
+      *field = p->get<double>(k);
+  s.arms.push_back(std::move(a));
 }
 
 } // namespace
 
 result<spec> load_spec(const std::string& path, const config::leap_config& base) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(path + ": cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(text.str(), path);
-  } catch (const toml::parse_error& e) {
-    auto p = e.source().begin;
-    return make_error(path + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": "
-                      + std::string(e.description()));
-  }
-  auto* en = root.get("experiment");
-  if (!en)
-    return make_error(path + ": an experiment needs an [experiment] section (see "
-                             "configs/experiments/paper.toml)");
-  if (!en->is_table())
-    return make_error(where(path, *en) + "'experiment' must be a table ([experiment])");
-  const auto& e = *en->as_table();
+  auto root = toml_schema::parse_file(path, "experiment file");
+  if (!root)
+    return root.err();
+  toml_schema::diagnostics diag(path);
+  checked_table c = toml_schema::check(*root, spec_schema(), diag);
   spec s;
-  std::vector<std::string> errs;
-  const std::vector<std::string> known = {"arms",        "seeds",     "max_minutes",
-                                          "max_compiles", "target_acc1", "eval_seed"};
-  for (auto&& [k, v] : e)
-    if (std::find(known.begin(), known.end(), std::string(k.str())) == known.end())
-      errs.push_back(where(path, v) + "experiment." + std::string(k.str())
-                     + ": unknown key (known: " + join(known, ", ") + ")");
-  // seeds: a list of integers or a count (1..N).
-  if (auto* sn = e.get("seeds")) {
-    if (sn->is_integer()) {
-      auto n = *sn->value<std::int64_t>();
-      if (n < 1 || n > 1000)
-        errs.push_back(where(path, *sn) + "experiment.seeds: a count must be in 1..1000");
-      for (std::int64_t i = 1; i <= n && n <= 1000; ++i)
+  std::vector<const checked_table*> arm_tables;
+  if (const checked_table* e = c.table("experiment")) {
+    if (auto n = e->get<std::int64_t>("seeds"))
+      for (std::int64_t i = 1; i <= *n; ++i)
         s.seeds.push_back(i);
-    } else if (auto* arr = sn->as_array()) {
-      std::set<std::int64_t> seen;
-      for (auto& el : *arr) {
-        if (!el.is_integer() || *el.value<std::int64_t>() < 0) {
-          errs.push_back(where(path, el) + "experiment.seeds: expected integers >= 0");
-          continue;
-        }
-        auto v = *el.value<std::int64_t>();
-        if (!seen.insert(v).second)
-          errs.push_back(where(path, el) + "experiment.seeds: seed " + std::to_string(v)
-                         + " is listed twice");
-        s.seeds.push_back(v);
-      }
-      if (arr->empty())
-        errs.push_back(where(path, *sn) + "experiment.seeds: the list is empty");
-    } else {
-      errs.push_back(where(path, *sn) + "experiment.seeds: expected a list of seeds or a count");
+    e->read("seeds", s.seeds);
+    e->read("max_minutes", s.max_minutes);
+    if (auto m = e->get<std::int64_t>("max_compiles"))
+      s.max_compiles = static_cast<int>(*m);
+    e->read("target_acc1", s.target_acc1);
+    e->read("eval_seed", s.eval_seed);
+    std::map<std::string, std::string> names;
+    for (const auto& t : e->array("arms")) {
+      const std::size_t before = s.arms.size();
+      read_arm(t, base, names, diag, s);
+      if (s.arms.size() > before)
+        arm_tables.push_back(&t);
     }
-  } else {
-    errs.push_back(path + ": experiment.seeds: missing (a list of seeds, e.g. [1, 2, 3], or a count)");
   }
-  if (auto* n = e.get("max_minutes")) {
-    auto v = number_of(*n);
-    if (!v || !std::isfinite(*v) || *v < 0)
-      errs.push_back(where(path, *n) + "experiment.max_minutes: expected a number >= 0");
-    else
-      s.max_minutes = *v;
-  }
-  if (auto* n = e.get("max_compiles")) {
-    if (!n->is_integer() || *n->value<std::int64_t>() < 0 ||
-        *n->value<std::int64_t>() > std::numeric_limits<int>::max())
-      errs.push_back(where(path, *n) + "experiment.max_compiles: expected an integer >= 0");
-    else
-      s.max_compiles = static_cast<int>(*n->value<std::int64_t>());
-  }
-  if (auto* n = e.get("target_acc1")) {
-    auto v = number_of(*n);
-    if (!v || *v < 0 || *v > 1)
-      errs.push_back(where(path, *n) + "experiment.target_acc1: expected a number in [0, 1]");
-    else
-      s.target_acc1 = *v;
-  }
-  if (auto* n = e.get("eval_seed")) {
-    if (!n->is_integer() || *n->value<std::int64_t>() < 0)
-      errs.push_back(where(path, *n) + "experiment.eval_seed: expected an integer >= 0");
-    else
-      s.eval_seed = *n->value<std::int64_t>();
-  }
-  auto* an = e.get("arms");
-  auto* arms = an ? an->as_array() : nullptr;
-  if (!an)
-    errs.push_back(path + ": experiment.arms: missing ([[experiment.arms]] tables with name and set)");
-  else if (!arms || arms->empty())
-    errs.push_back(where(path, *an) + "experiment.arms: expected a non-empty array of tables "
-                                      "([[experiment.arms]])");
-  std::set<std::string> names;
-  for (std::size_t i = 0; arms && i < arms->size(); ++i) {
-    auto& el = *arms->get(i);
-    auto* t = el.as_table();
-    if (!t) {
-      errs.push_back(where(path, el) + "experiment.arms: expected a table ([[experiment.arms]])");
-      continue;
-    }
-    arm a;
-    const std::string at = "experiment.arms[" + std::to_string(i + 1) + "]";
-    const std::vector<std::string> arm_keys = {"name", "label", "set", "paper"};
-    for (auto&& [k, v] : *t)
-      if (std::find(arm_keys.begin(), arm_keys.end(), std::string(k.str())) == arm_keys.end())
-        errs.push_back(where(path, v) + at + "." + std::string(k.str())
-                       + ": unknown key (known: " + join(arm_keys, ", ") + ")");
-    auto* nn = t->get("name");
-    if (!nn || !nn->is_string() || !valid_name(*nn->value<std::string>())) {
-      errs.push_back(where(path, nn ? *nn : el) + at + ".name: expected a name of letters, "
-                                                 "digits, '_' and '-' (it names the run directory)");
-      continue;
-    }
-    a.name = *nn->value<std::string>();
-    const std::string arm_at = "arm '" + a.name + "'";
-    if (!names.insert(a.name).second)
-      errs.push_back(where(path, *nn) + arm_at + ": the name is used by an earlier arm");
-    a.label = a.name;
-    if (auto* ln = t->get("label")) {
-      if (!ln->is_string())
-        errs.push_back(where(path, *ln) + arm_at + ": label: expected a string");
-      else
-        a.label = *ln->value<std::string>();
-    }
-    if (auto* sn = t->get("set")) {
-      auto* sa = sn->as_array();
-      if (!sa)
-        errs.push_back(where(path, *sn) + arm_at + ": set: expected an array of "
-                                                   "\"section.key=value\" strings");
-      auto cfg = base;
-      for (std::size_t j = 0; sa && j < sa->size(); ++j) {
-        auto& sv = *sa->get(j);
-        if (!sv.is_string()) {
-          errs.push_back(where(path, sv) + arm_at + ": set: expected \"section.key=value\" strings");
-          continue;
-        }
-        auto assignment = *sv.value<std::string>();
-        auto key = std::string(trim(assignment.substr(0, assignment.find('='))));
-        bool owned = false;
-        for (auto& [k, why] : owned_keys)
-          if (key == k) {
-            errs.push_back(where(path, sv) + arm_at + ": " + k + ": an arm may not set it (" + why + ")");
-            owned = true;
-          }
-        if (owned)
-          continue;
-        if (auto r = config::apply_override(cfg, assignment); !r) {
-          // "--set <assignment>: why" -> "arm 'x': <assignment>: why"
-          auto msg = r.message();
-          const std::string prefix = "--set " + assignment + ": ";
-          if (starts_with(msg, prefix))
-            msg = msg.substr(prefix.size());
-          errs.push_back(where(path, sv) + arm_at + ": " + key + ": " + msg);
-          continue;
-        }
-        a.sets.push_back(assignment);
-      }
-    }
-    if (auto* pn = t->get("paper")) {
-      auto* pt = pn->as_table();
-      if (!pt) {
-        errs.push_back(where(path, *pn) + arm_at + ": paper: expected a table of numbers");
-      } else {
-        const std::vector<std::pair<std::string, std::optional<double>*>> fields = {
-          {"acc1", &a.paper.acc1},          {"acc2", &a.paper.acc2},
-          {"acc3", &a.paper.acc3},          {"turns_per_pass", &a.paper.turns_per_pass},
-          {"activated", &a.paper.activated}, {"recovery", &a.paper.recovery}};
-        for (auto&& [k, v] : *pt) {
-          auto it = std::find_if(fields.begin(), fields.end(),
-                                 [&](auto& f) { return f.first == k.str(); });
-          auto num = number_of(v);
-          if (it == fields.end())
-            errs.push_back(where(path, v) + arm_at + ": paper." + std::string(k.str())
-                           + ": unknown key (known: acc1, acc2, acc3, turns_per_pass, activated, "
-                             "recovery)");
-          else if (!num)
-            errs.push_back(where(path, v) + arm_at + ": paper." + std::string(k.str())
-                           + ": expected a number");
-          else
-            *it->second = *num;
-        }
-      }
-    }
-    s.arms.push_back(std::move(a));
-  }
-  if (!errs.empty()) {
-    // In file order (toml++ walks a table's keys sorted by name); errors without a position first.
-    auto pos = [&](const std::string& e) {
-      std::pair<long, long> p{0, 0};
-      if (starts_with(e, path + ":"))
-        std::sscanf(e.c_str() + path.size() + 1, "%ld:%ld", &p.first, &p.second);
-      return p;
-    };
-    std::stable_sort(errs.begin(), errs.end(),
-                     [&](const std::string& a, const std::string& b) { return pos(a) < pos(b); });
-    return make_error(join(errs, "\n"));
-  }
+  if (!diag.empty())
+    return diag.error();
   // Rules across keys, per arm (the run config adds only budget, seeds and the warm start).
-  for (auto& a : s.arms)
-    if (auto r = run_config(base, s, a, s.seeds.front(), ""); !r)
-      errs.push_back(path + ": " + r.message());
-  if (!errs.empty())
-    return make_error(join(errs, "\n"));
+  for (std::size_t i = 0; i < s.arms.size(); ++i)
+    if (auto r = run_config(base, s, s.arms[i], s.seeds.front(), ""); !r) {
+      // "arm 'x': --set <assignment>: [train] dcp_t_min: why", one per line: at the set element
+      // the rule names first (every one was applied), else at the arm's table.
+      const checked_table& t = *arm_tables[i];
+      const std::string prefix = "arm '" + s.arms[i].name + "': ";
+      for (auto msg : split_lines(r.message())) {
+        if (starts_with(msg, prefix))
+          msg = msg.substr(prefix.size());
+        const auto& sets = s.arms[i].sets;
+        std::size_t j = 0;
+        while (j < sets.size() && !starts_with(msg, "--set " + sets[j] + ": "))
+          ++j;
+        if (j == sets.size()) {
+          diag.add(t.position(), t.path.key("set"), msg);
+          continue;
+        }
+        diag.add(*t.node("set")->as_array()->get(j), t.path.key("set"),
+                 "element [" + std::to_string(j) + "]: " + msg.substr(sets[j].size() + 8));
+      }
+    }
+  if (!diag.empty())
+    return diag.error();
   return s;
 }
 

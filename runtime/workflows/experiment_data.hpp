@@ -40,8 +40,9 @@ struct spec {
 
 // Reads the [experiment] section of `path` and checks every arm's overrides against `base` (the
 // file's config with the command line's --set applied) through the key registry, exactly as
-// --set is checked. Errors name the file (with line:column), the arm and the key; several are
-// reported one per line.
+// --set is checked. [experiment] is read through its schema (common/toml_schema.hpp): errors
+// read "<file>:<line>:<col>: [experiment.arms[1]] set: element [0]: [train] dcp: ...", one per
+// line, in file order.
 result<spec> load_spec(const std::string& path, const config::leap_config& base);
 
 // The config of one run: `base`, the arm's overrides, the budget, train.seed = seed, eval.seed,

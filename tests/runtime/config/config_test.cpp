@@ -332,6 +332,14 @@ TEST(ConfigLoadErrors, AllErrorsReportedInFileOrder) {
             "x.toml:6:10: [cuda] warmup: must be at least 0 (got -1)");
 }
 
+TEST(ConfigLoadErrors, TheExamplesOfDocsConfigMd) {
+  EXPECT_EQ(load_error("[train]\nsteps = 2\nstpes = 3\ngroup_size = 1\n"),
+            "x.toml:3:1: [train] stpes: unknown key; did you mean 'steps'?\n"
+            "x.toml:4:14: [train] group_size: must be at least 2 (got 1)");
+  EXPECT_NE(render_docs_markdown().find("[train] stpes: unknown key; did you mean 'steps'?\n"),
+            std::string::npos);
+}
+
 TEST(ConfigLoadErrors, SyntaxErrorReportsTomlPosition) {
   std::string e = load_error("[compiler]\nworkers = = 2\n");
   EXPECT_TRUE(starts_with(e, "x.toml:2:")) << e;
