@@ -3,7 +3,7 @@
 // Every key is declared once in the key registry (runtime/config/schema.hpp); parsing, overrides,
 // printing and docs/config.md all come from there. Callable from any thread (pure functions).
 // No CAF, no LibTorch: anything in runtime/, bench/ and tests/ may include it (the enums it
-// uses come from the layers below: algo/, policy/aggregation.hpp, messages/modes.hpp).
+// uses come from the layers below: algo/, policy/model/aggregation.hpp, messages/modes.hpp).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "algo/tournament.hpp"
 #include "common/result.hpp"
 #include "messages/modes.hpp"
-#include "policy/aggregation.hpp"
+#include "policy/model/aggregation.hpp"
 
 #include <map>
 
@@ -81,7 +81,7 @@ struct cuda_section {
   double max_plausible_speedup = 10.0;
 };
 
-// How prompts and chats are written for the model (policy/prompt.hpp's chat_format), or auto:
+// How prompts and chats are written for the model (policy/text/prompt.hpp's chat_format), or auto:
 // the format of the checkpoint's tokenizer_config.json chat_template, leap when it has none.
 enum class chat_format_choice { auto_detect, leap, chatml, llama3 };
 
@@ -100,7 +100,7 @@ struct policy_section {
 };
 
 // How a repair dialogue's target is written: the whole fixed file, or SEARCH/REPLACE edits of
-// the buggy one (policy/code_edit.hpp).
+// the buggy one (policy/text/code_edit.hpp).
 enum class repair_format { full, edit };
 
 // Supervised warm start on the generated corpus (`leap pretrain`).
@@ -289,9 +289,10 @@ inline bool operator!=(const leap_config& a, const leap_config& b) { return !(a 
 leap_config defaults();
 
 // Parses a TOML file on top of the defaults. Unknown sections/keys, wrong types and values out of
-// range are errors whose message starts with "<file>:<line>:<column>: " and names the full key
-// ("compiler.workers"), suggesting the closest known key where there is one. Several errors are
-// reported one per line, in file order. A TOML syntax error reports toml++'s position and text.
+// range are errors in the form every TOML reader shares (common/toml_schema.hpp):
+// "<file>:<line>:<column>: [compiler] workers: must be at least 1 (got 0)", an unknown key with
+// the closest known one where there is one. Several errors are reported one per line, in file
+// order. A TOML syntax error reports toml++'s position and text.
 leap::result<leap_config> load_file(const std::string& path);
 leap::result<leap_config> load_string(std::string_view toml_text, const std::string& source_name);
 
@@ -320,7 +321,8 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
 
 // Applies one command-line override "section.key=value" (value parsed according to the key's
 // type: ints, floats, true/false, strings with or without quotes, string lists as TOML arrays
-// ["-O3","-g"]). Errors start with "--set <assignment>: ". On error cfg is left unchanged.
+// ["-O3","-g"]). Errors read "--set <assignment>: [section] key: <what is wrong>". On error cfg
+// is left unchanged.
 leap::result<void> apply_override(leap_config& cfg, std::string_view assignment,
                                   key_origins* origins = nullptr);
 
