@@ -1,6 +1,6 @@
 // `leap doctor`: the tools, the backend, the cache and the candidate sandbox this machine gives.
 #include "leap/build_info.hpp"
-#include "policy/task_oracles.hpp"
+#include "env/oracles/task_oracles.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/services.hpp"
 
@@ -35,7 +35,7 @@ int run_doctor(const command_context& ctx) {
     std::printf("build cache:     unreadable: %s\n", u.message().c_str());
   }
   std::printf("tasks:           %s\n", svc.tasks_dir.c_str());
-  std::printf("oracles:         %zu LibTorch task oracles\n", policy::oracle_names().size());
+  std::printf("oracles:         %zu LibTorch task oracles\n", oracles::oracle_names().size());
   // Read by libgomp and OpenBLAS when LibTorch loaded (common/thread_pools_env.hpp: the front
   // end sets leap's preferences unless the user set a variable).
   const char* omp = std::getenv("OMP_WAIT_POLICY");

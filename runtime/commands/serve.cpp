@@ -9,7 +9,7 @@
 #include "common/host_port.hpp"
 #include "common/prometheus.hpp"
 #include "leap/build_info.hpp"
-#include "policy/prompt.hpp"
+#include "policy/text/prompt.hpp"
 #include "runtime/pipeline/env_pools.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/options.hpp"

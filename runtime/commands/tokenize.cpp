@@ -2,7 +2,7 @@
 // stdin and writes one JSON array of token ids per line on stdout, encoded by the tokenizer.json
 // FILE (added and special tokens in the text are matched; nothing is added: no BOS, no EOS).
 // Needs no configuration and no services.
-#include "policy/tokenizer.hpp"
+#include "policy/text/tokenizer.hpp"
 #include "runtime/commands/table.hpp"
 
 #include <nlohmann/json.hpp>

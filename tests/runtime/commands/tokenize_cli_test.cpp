@@ -2,7 +2,7 @@
 // (special tokens matched, nothing added), and a bad line, a missing option or an unloadable
 // tokenizer is a clear error (the line number, the path) with exit code 2.
 #include "common/fs.hpp"
-#include "policy/tokenizer.hpp"
+#include "policy/text/tokenizer.hpp"
 #include "common/strings.hpp"
 
 #include <gtest/gtest.h>

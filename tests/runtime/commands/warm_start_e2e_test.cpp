@@ -8,7 +8,7 @@
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
 #include "env/process.hpp"
-#include "policy/checkpoint_verify.hpp"
+#include "policy/model/checkpoint_verify.hpp"
 #include "runtime/config/config.hpp"
 #include "tests/common/temp_dir.hpp"
 
