@@ -8,11 +8,11 @@
 #include "actors/node.hpp"
 #include "bench/pipeline/command.hpp"
 #include "bench/pipeline/latency_pools.hpp"
+#include "bench/pipeline/node_process.hpp"
 #include "bench/pipeline/report_markdown.hpp"
 #include "bench/pipeline/results.hpp"
 #include "bench/pipeline/run_mode.hpp"
 #include "common/fs.hpp"
-#include "common/spawn.hpp"
 #include "common/strings.hpp"
 #include "messages/error_text.hpp"
 #include "runtime/cluster/node_host.hpp"
@@ -22,17 +22,12 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <regex>
-#include <thread>
 
 
 namespace leap::bench {
@@ -105,58 +100,20 @@ int run_bench_node(const runtime::command_context& ctx) {
   return rc;
 }
 
-// One `leap bench node` child: started, its address read from its ready line, stopped with
-// SIGTERM (or SIGKILL after 10 s) when dropped.
-class node_child {
-public:
-  node_child(const bench_args& args, const std::string& log, std::vector<std::string> extra) {
-    std::vector<std::string> argv_s = {"/proc/self/exe", "--config", args.scenario_path};
-    for (auto& s : args.sets)
-      argv_s.insert(argv_s.end(), {"--set", s});
-    for (auto& s : extra)
-      argv_s.insert(argv_s.end(), {"--set", s});
-    argv_s.insert(argv_s.end(), {"bench", "node", "--listen", "127.0.0.1:0"});
-    out_ = log + ".out";
-    leap::spawn_spec spec;
-    spec.argv = std::move(argv_s);
-    spec.stdout_path = out_;
-    spec.stderr_path = log + ".err";
-    auto pid = leap::spawn_child(spec);
-    pid_ = pid ? *pid : 0;
-  }
-  ~node_child() {
-    if (pid_ == 0)
-      return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      int st = 0;
-      if (::waitpid(pid_, &st, WNOHANG) == pid_)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  node_child(const node_child&) = delete;
-  node_child& operator=(const node_child&) = delete;
+// One `leap bench node` child on loopback, over the scenario file with the same --set (and
+// `extra` ones); stopped when dropped (bench/pipeline/node_process.hpp).
+std::unique_ptr<node_process> bench_node(const bench_args& args, const std::string& log,
+                                         const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {"/proc/self/exe", "--config", args.scenario_path};
+  for (auto& s : args.sets)
+    argv.insert(argv.end(), {"--set", s});
+  for (auto& s : extra)
+    argv.insert(argv.end(), {"--set", s});
+  argv.insert(argv.end(), {"bench", "node", "--listen", "127.0.0.1:0"});
+  return std::make_unique<node_process>(std::move(argv), log);
+}
 
-  // Its HOST:PORT once ready (30 s at most).
-  result<std::string> address() {
-    std::regex re("ready on ([0-9.]+:[0-9]+)");
-    for (int i = 0; i < 1500 && pid_ != 0; ++i) {
-      auto text = read_file(out_);
-      std::smatch m;
-      if (text && std::regex_search(*text, m, re))
-        return m[1].str();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return make_error("leap bench node did not start (see " + out_ + " and its .err)");
-  }
-
-private:
-  pid_t pid_ = 0;
-  std::string out_;
-};
+constexpr std::chrono::seconds bench_node_start{30};
 
 struct overhead_figures {
   std::string transport;
@@ -253,8 +210,8 @@ std::vector<overhead_figures> middleman_overhead(const scenario& sc, const bench
                "cluster.tls_ca=" + n->tls_ca};
       head = *h;
     }
-    node_child child(args, out_dir + (tls ? "/probe-node-tls" : "/probe-node-plain"), extra);
-    auto addr = child.address();
+    auto child = bench_node(args, out_dir + (tls ? "/probe-node-tls" : "/probe-node-plain"), extra);
+    auto addr = child->address(bench_node_start);
     if (!addr) {
       report(addr.err(), tls ? "TLS" : "plain TCP");
       continue;
@@ -293,12 +250,12 @@ int run_cluster_bench(const scenario& sc, const bench_args& args, const std::str
   };
   std::vector<row> rows;
   for (int n : sc.nodes) {
-    std::vector<std::unique_ptr<node_child>> children;
+    std::vector<std::unique_ptr<node_process>> children;
     std::vector<std::string> addrs;
     for (int i = 0; i < n; ++i) {
-      children.push_back(std::make_unique<node_child>(
-        args, out_dir + "/node-" + std::to_string(n) + "-" + std::to_string(i), std::vector<std::string>{}));
-      auto addr = children.back()->address();
+      children.push_back(
+        bench_node(args, out_dir + "/node-" + std::to_string(n) + "-" + std::to_string(i), {}));
+      auto addr = children.back()->address(bench_node_start);
       if (!addr) {
         std::fprintf(stderr, "leap bench: %s\n", addr.message().c_str());
         return 1;

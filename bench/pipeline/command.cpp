@@ -7,7 +7,6 @@
 #include "bench/pipeline/timeline_svg.hpp"
 #include "common/fs.hpp"
 #include "common/strings.hpp"
-#include "policy/policy_model.hpp"
 #include "runtime/commands/table.hpp"
 
 #include <algorithm>
@@ -81,35 +80,6 @@ bound_figures bound_of(const scenario& sc, const mode_figures& ref) {
                                static_cast<std::uint32_t>(sc.cfg.compiler.workers),
                                static_cast<std::uint32_t>(sc.cfg.executor.workers),
                                sc.any_real() ? usable_cores() : 0u);
-}
-
-// One mode, with the real environment when a stage needs it (a fresh build cache per mode so
-// every mode compiles from cold).
-result<mode_run> run_mode(const scenario& sc, bench_mode mode, const std::string& out_dir,
-                          bool progress) {
-  auto on_step = [mode, progress](int k, int n, double t) {
-    if (progress)
-      std::fprintf(stderr, "  %-18s step %d/%d at %.1f s\n", to_string(mode), k, n, t);
-  };
-  if (!sc.any_real())
-    return run_bench_mode(sc, mode, nullptr, on_step);
-  auto cache = make_temp_dir(out_dir, std::string("cache-") + to_string(mode) + "-");
-  if (!cache)
-    return cache.err();
-  auto cfg = sc.cfg;
-  cfg.environment.cache_dir = *cache;
-  // One compute thread per generator replica, as in `leap train` (several threads that each call
-  // a multi-threaded OpenBLAS spin against each other on a small machine).
-  if (sc.generate.real)
-    policy::set_torch_threads(1);
-  auto svc = runtime::make_services(cfg);
-  if (!svc)
-    return svc.err();
-  auto r = run_bench_mode(sc, mode, svc->get(), on_step);
-  svc->reset();
-  std::error_code ec;
-  fs::remove_all(*cache, ec);
-  return r;
 }
 
 result<std::vector<std::pair<std::string, std::vector<double>>>> parse_sweep(
@@ -190,7 +160,7 @@ int run_sweep(const scenario& base, const bench_args& args, const std::string& o
     for (auto& [k, v] : p.axes)
       label += k + "=" + num(v) + " ";
     std::fprintf(stderr, "sweep point %s\n", label.c_str());
-    auto run = run_mode(sc, bench_mode::async, out_dir, false);
+    auto run = run_scenario_mode(sc, bench_mode::async, out_dir, false);
     if (!run || run->failure) {
       std::cerr << "leap: sweep point " << label << "failed: "
                 << (run ? *run->failure : run.message()) << "\n";
@@ -230,6 +200,8 @@ int run_sweep(const scenario& base, const bench_args& args, const std::string& o
 
 } // namespace
 
+std::string scenario_shape(const scenario& sc) { return shape_of(sc); }
+
 result<scenario> load_scenario_with(const std::string& path, const std::vector<std::string>& sets) {
   auto sc = load_scenario(path);
   if (!sc)
@@ -264,10 +236,17 @@ int cmd_bench(const bench_args& args) {
     std::cerr << "leap: cannot create " << out_dir << ": " << ec.message() << "\n";
     return 1;
   }
+  if (!sc.any_real() && (!sc.cfg.cluster.nodes.empty() || !sc.cfg.cluster.listen.empty())) {
+    std::cerr << "leap: " << sc.path << ": cluster.nodes and cluster.listen take a real-stage "
+              << "scenario's compile and execute (bench.compile.model = \"nvcc\"); latency-model "
+              << "stages run on the `leap bench node` processes of bench.nodes\n";
+    return 2;
+  }
   if (!args.sweep.empty())
     return run_sweep(sc, args, out_dir, stamp);
   if (!sc.nodes.empty())
-    return run_cluster_bench(sc, args, out_dir, stamp);
+    return sc.any_real() ? run_real_cluster_bench(sc, args, out_dir, stamp)
+                         : run_cluster_bench(sc, args, out_dir, stamp);
 
   std::fprintf(stderr, "leap bench %s: %s\n", sc.name.c_str(), shape_of(sc).c_str());
   comparison cmp;
@@ -276,7 +255,7 @@ int cmd_bench(const bench_args& args) {
   std::vector<mode_run> runs;
   for (auto mode : {bench_mode::async, bench_mode::sync, bench_mode::async_no_dcp,
                     turn1_mode_of(sc)}) {
-    auto r = run_mode(sc, mode, out_dir, true);
+    auto r = run_scenario_mode(sc, mode, out_dir, true);
     if (!r) {
       std::cerr << "leap: bench " << to_string(mode) << ": " << r.message() << "\n";
       return 1;

@@ -38,4 +38,14 @@ result<scenario> load_scenario_with(const std::string& path, const std::vector<s
 int run_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir,
                       const run_stamp& stamp);
 
+// A real-stage scenario with [bench] nodes (bench/pipeline/real_cluster_bench.cpp): the async
+// mode in this process (count 0) and on that many `leap node` processes started on loopback, side
+// by side; the table also goes to out_dir/<scenario>.md under `stamp`. Exit 2 when the scenario
+// also lists cluster.nodes.
+int run_real_cluster_bench(const scenario& sc, const bench_args& args, const std::string& out_dir,
+                           const run_stamp& stamp);
+
+// One line: B, G, turns, DCP, steps, the stages' workers and models.
+std::string scenario_shape(const scenario& sc);
+
 } // namespace leap::bench

@@ -149,12 +149,10 @@ msg::executor_pool_actor spawn_latency_executor_pool(caf::actor_system& sys, poo
                    std::string("latency_executor_pool"), opts.workers, runner);
 }
 
-msg::compiler_pool_actor spawn_bundled_compiler_pool(
-  caf::actor_system& sys, pool_options opts, std::shared_ptr<env::compiler> comp,
-  std::shared_ptr<const actors::task_catalog> tasks,
+std::function<std::string(const msg::compile_request&)> bundled_source_of(
   std::shared_ptr<const std::map<std::string, std::vector<std::string>>> candidates,
   std::uint64_t seed) {
-  auto pick = [candidates, seed](const msg::compile_request& req) -> std::string {
+  return [candidates, seed](const msg::compile_request& req) -> std::string {
     auto c = candidates->find(req.task);
     if (c == candidates->end() || c->second.empty())
       return req.source; // no candidates: the task builds what was sampled
@@ -163,8 +161,42 @@ msg::compiler_pool_actor spawn_bundled_compiler_pool(
       h = (h ^ ch) * 1099511628211ull;
     return c->second[mix({seed, h}) % c->second.size()];
   };
+}
+
+msg::compiler_pool_actor spawn_bundled_compiler_pool(
+  caf::actor_system& sys, pool_options opts, std::shared_ptr<env::compiler> comp,
+  std::shared_ptr<const actors::task_catalog> tasks,
+  std::shared_ptr<const std::map<std::string, std::vector<std::string>>> candidates,
+  std::uint64_t seed) {
   return actors::spawn_compiler_pool(sys, std::move(opts), std::move(comp), std::move(tasks),
-                                     std::move(pick));
+                                     bundled_source_of(std::move(candidates), seed));
+}
+
+namespace {
+
+msg::compiler_pool_actor::behavior_type bundled_front(
+  msg::compiler_pool_actor::pointer self, msg::compiler_pool_actor inner,
+  std::function<std::string(const msg::compile_request&)> source_of) {
+  self->link_to(inner);
+  return {
+    [self, inner, source_of](msg::compile_atom, msg::compile_request& req) {
+      if (!req.reference)
+        req.source = source_of(req);
+      return self->delegate(inner, msg::compile_atom_v, std::move(req));
+    },
+    [self, inner](msg::cancel_atom, std::uint64_t id) {
+      self->send(inner, msg::cancel_atom_v, id);
+    },
+    [self, inner](msg::stats_atom) { return self->delegate(inner, msg::stats_atom_v); },
+  };
+}
+
+} // namespace
+
+msg::compiler_pool_actor spawn_bundled_front(
+  caf::actor_system& sys, msg::compiler_pool_actor inner,
+  std::function<std::string(const msg::compile_request&)> source_of) {
+  return sys.spawn(bundled_front, std::move(inner), std::move(source_of));
 }
 
 } // namespace leap::bench

@@ -4,8 +4,10 @@
 // retries, statistics, traces) behind the same typed interfaces, with a job runner that
 // completes each job after a drawn service time on a deadline timer. Attempts are identified by
 // bench::attempt_key, carried as the sampled "code" (bench/pipeline/latency_model.hpp); the
-// executor's verdict is drawn from the task's per-turn success probability. Spawned through the
-// pipeline assembly's stage hooks by bench/pipeline/run_mode.cpp.
+// executor's verdict is drawn from the task's per-turn success probability. Also the real
+// compiler pool over bundled corpus candidates, and the same substitution in front of a
+// cluster's compile stage. Spawned through the pipeline assembly's stage hooks by
+// bench/pipeline/run_mode.cpp.
 #pragma once
 
 #include "actors/compiler_pool.hpp"
@@ -17,6 +19,7 @@
 #include <caf/fwd.hpp>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,10 +54,25 @@ msg::executor_pool_actor spawn_latency_executor_pool(caf::actor_system& sys,
 // `candidates` (corpus variants, correct and buggy), picked by a stable hash of the sampled
 // source, then built by the real compiler (nvcc + the backend's build). References build as they
 // are. For benchmarks whose policy is a latency model or writes code too weak to exercise nvcc.
+// What a candidate request of spawn_bundled_compiler_pool builds: one of its task's
+// `candidates`, picked by a stable hash of the sampled source and `seed`; the sampled source
+// when its task has none.
+std::function<std::string(const msg::compile_request&)> bundled_source_of(
+  std::shared_ptr<const std::map<std::string, std::vector<std::string>>> candidates,
+  std::uint64_t seed);
+
 msg::compiler_pool_actor spawn_bundled_compiler_pool(
   caf::actor_system& sys, actors::pool_options opts, std::shared_ptr<env::compiler> comp,
   std::shared_ptr<const actors::task_catalog> tasks,
   std::shared_ptr<const std::map<std::string, std::vector<std::string>>> candidates,
   std::uint64_t seed);
+
+// The same substitution in front of another compile stage (the cluster's: the nodes build the
+// bundled candidates): a candidate request's source becomes `source_of(request)`, then the
+// request goes on to `inner`, which answers it; cancel and statistics pass through. Linked to
+// `inner` (either one's end ends the other).
+msg::compiler_pool_actor spawn_bundled_front(
+  caf::actor_system& sys, msg::compiler_pool_actor inner,
+  std::function<std::string(const msg::compile_request&)> source_of);
 
 } // namespace leap::bench

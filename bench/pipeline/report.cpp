@@ -68,6 +68,24 @@ void derive(comparison& c) {
     }
 }
 
+std::string render_node_figures(const std::vector<node_figures>& nodes) {
+  std::string out;
+  for (auto& n : nodes) {
+    out += (out.empty() ? "" : "; ") + n.node;
+    if (!n.problem.empty()) {
+      out += " (no figures: " + n.problem + ")";
+      continue;
+    }
+    out += " compile " + std::to_string(n.compiles);
+    if (n.compile_cache_hits > 0)
+      out += " (" + std::to_string(n.compile_cache_hits) + " from its cache)";
+    out += ", execute " + std::to_string(n.executes);
+    if (n.cpu_seconds >= 0)
+      out += ", CPU " + f("%.1f", n.cpu_seconds) + " s";
+  }
+  return out;
+}
+
 std::string render_table(const comparison& c) {
   std::ostringstream o;
   o << "scenario " << c.scenario << ": " << c.shape << "\n\n";
@@ -80,8 +98,9 @@ std::string render_table(const comparison& c) {
     const char* names[3] = {"generate", "compile", "execute"};
     for (int i = 0; i < 3; ++i) {
       auto* s = stage(m, names[i]);
-      util += (i ? "/" : "") + f("%.2f", s ? s->utilisation : 0.0);
-      q[i] = s ? f("%.2f", s->queue_p50) + "/" + f("%.2f", s->queue_p99) : "-";
+      const bool here = s && !s->on_nodes;
+      util += (i ? "/" : "") + (here ? f("%.2f", s->utilisation) : std::string("-"));
+      q[i] = here ? f("%.2f", s->queue_p50) + "/" + f("%.2f", s->queue_p99) : "-";
     }
     util += "/" + f("%.2f", m.learner_busy);
     o << pad(m.mode, 19, false) << pad(std::to_string(m.steps), 6) << pad(f("%.1f", m.wall_seconds), 9)
@@ -122,6 +141,9 @@ std::string render_table(const comparison& c) {
       << f("%.3f", c.dcp_multiturn_compile_reduction) << " (" << c.compiles_avoided_by_dcp
       << " compiles avoided)\n";
   }
+  for (auto& m : c.modes)
+    if (!m.nodes.empty())
+      o << m.mode << " on the nodes: " << render_node_figures(m.nodes) << "\n";
   o << "compile jobs cancelled when their group was pruned (async): "
     << c.compiles_avoided_by_cancellation << "\n";
   if (!c.turn1_mode.empty()) {
@@ -164,6 +186,19 @@ std::string render_csv(const comparison& c) {
 
 namespace {
 
+nlohmann::json node_json(const node_figures& n) {
+  nlohmann::json j;
+  j["node"] = n.node;
+  j["compiles"] = n.compiles;
+  j["executes"] = n.executes;
+  j["compile_cache_hits"] = n.compile_cache_hits;
+  if (n.cpu_seconds >= 0)
+    j["cpu_seconds"] = n.cpu_seconds;
+  if (!n.problem.empty())
+    j["problem"] = n.problem;
+  return j;
+}
+
 nlohmann::json mode_json(const mode_figures& m) {
   nlohmann::json j;
   j["steps"] = m.steps;
@@ -194,8 +229,12 @@ nlohmann::json mode_json(const mode_figures& m) {
     st["utilisation"] = s.utilisation;
     st["queue_p50_seconds"] = s.queue_p50;
     st["queue_p99_seconds"] = s.queue_p99;
+    if (s.on_nodes)
+      st["on_nodes"] = true;
     j["stages"][s.stage] = st;
   }
+  for (auto& n : m.nodes)
+    j["nodes"].push_back(node_json(n));
   return j;
 }
 
@@ -304,6 +343,118 @@ std::string render_sweep_json(const std::vector<sweep_point>& pts) {
   nlohmann::json out;
   out["sweep"] = j;
   return out.dump();
+}
+
+real_cluster_derived derive(const real_cluster_row& r) {
+  real_cluster_derived d;
+  const auto& m = r.async;
+  if (!m.nodes.empty()) {
+    for (auto& n : m.nodes) {
+      d.compile_jobs += n.compiles;
+      d.execute_jobs += n.executes;
+    }
+  } else {
+    if (auto* s = stage(m, "compile"))
+      d.compile_jobs = s->jobs;
+    if (auto* s = stage(m, "execute"))
+      d.execute_jobs = s->jobs;
+  }
+  if (m.attempts > 0) {
+    const double a = static_cast<double>(m.attempts);
+    if (m.cpu_seconds >= 0)
+      d.head_cpu_per_attempt = m.cpu_seconds / a;
+    if (r.nodes == 0)
+      d.nodes_cpu_per_attempt = 0;
+    else if (r.nodes_cpu_seconds >= 0)
+      d.nodes_cpu_per_attempt = r.nodes_cpu_seconds / a;
+    if (d.head_cpu_per_attempt >= 0 && d.nodes_cpu_per_attempt >= 0)
+      d.cpu_per_attempt = d.head_cpu_per_attempt + d.nodes_cpu_per_attempt;
+  }
+  return d;
+}
+
+namespace {
+
+std::string where_of(int nodes) {
+  return nodes == 0 ? std::string("in-process")
+                    : std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
+}
+
+double in_process_rate(const std::vector<real_cluster_row>& rows) {
+  for (auto& r : rows)
+    if (r.nodes == 0)
+      return r.async.attempts_per_second;
+  return 0;
+}
+
+std::string cpu_text(double v) { return v >= 0 ? f("%.3f", v) : std::string("-"); }
+
+} // namespace
+
+std::string render_real_cluster_table(const std::vector<real_cluster_row>& rows) {
+  std::ostringstream o;
+  const double base = in_process_rate(rows);
+  o << pad("compile+execute", 17, false) << pad("steps", 6) << pad("wall s", 9)
+    << pad("attempts", 9) << pad("att/s", 8) << pad("vs in-proc", 11) << pad("compile jobs", 13)
+    << pad("execute jobs", 13) << pad("CPU s/attempt: head", 20) << pad("nodes", 7)
+    << pad("total", 7) << "\n";
+  for (auto& r : rows) {
+    auto d = derive(r);
+    const auto& m = r.async;
+    o << pad(where_of(r.nodes), 17, false) << pad(std::to_string(m.steps), 6)
+      << pad(f("%.1f", m.wall_seconds), 9) << pad(std::to_string(m.attempts), 9)
+      << pad(f("%.3f", m.attempts_per_second), 8)
+      << pad(base > 0 ? f("%.2fx", m.attempts_per_second / base) : std::string("-"), 11)
+      << pad(std::to_string(d.compile_jobs), 13) << pad(std::to_string(d.execute_jobs), 13)
+      << pad(cpu_text(d.head_cpu_per_attempt), 20) << pad(cpu_text(d.nodes_cpu_per_attempt), 7)
+      << pad(cpu_text(d.cpu_per_attempt), 7) << "\n";
+  }
+  for (auto& r : rows)
+    if (!r.async.nodes.empty())
+      o << where_of(r.nodes) << ": " << render_node_figures(r.async.nodes) << "\n";
+  return o.str();
+}
+
+std::string render_real_cluster_csv(const std::string& scenario,
+                                    const std::vector<real_cluster_row>& rows) {
+  std::ostringstream o;
+  o << "scenario,nodes,steps,wall_seconds,attempts,attempts_per_second,vs_in_process,"
+       "compile_jobs,execute_jobs,head_cpu_seconds_per_attempt,nodes_cpu_seconds_per_attempt,"
+       "cpu_seconds_per_attempt\n";
+  const double base = in_process_rate(rows);
+  for (auto& r : rows) {
+    auto d = derive(r);
+    const auto& m = r.async;
+    o << scenario << "," << r.nodes << "," << m.steps << "," << f("%.4f", m.wall_seconds) << ","
+      << m.attempts << "," << f("%.4f", m.attempts_per_second) << ","
+      << (base > 0 ? f("%.4f", m.attempts_per_second / base) : std::string()) << ","
+      << d.compile_jobs << "," << d.execute_jobs << ","
+      << (d.head_cpu_per_attempt >= 0 ? f("%.4f", d.head_cpu_per_attempt) : std::string()) << ","
+      << (d.nodes_cpu_per_attempt >= 0 ? f("%.4f", d.nodes_cpu_per_attempt) : std::string()) << ","
+      << (d.cpu_per_attempt >= 0 ? f("%.4f", d.cpu_per_attempt) : std::string()) << "\n";
+  }
+  return o.str();
+}
+
+std::string render_real_cluster_json(const std::string& scenario, const std::string& shape,
+                                     const std::vector<real_cluster_row>& rows) {
+  nlohmann::json j;
+  j["scenario"] = scenario;
+  j["shape"] = shape;
+  j["rows"] = nlohmann::json::array();
+  for (auto& r : rows) {
+    auto d = derive(r);
+    nlohmann::json row = mode_json(r.async);
+    row["nodes_started"] = r.nodes;
+    row["compile_jobs"] = d.compile_jobs;
+    row["execute_jobs"] = d.execute_jobs;
+    if (r.nodes_cpu_seconds >= 0)
+      row["nodes_cpu_seconds"] = r.nodes_cpu_seconds;
+    if (d.cpu_per_attempt >= 0)
+      row["cpu_seconds_per_attempt_head_and_nodes"] = d.cpu_per_attempt;
+    j["rows"].push_back(row);
+  }
+  return j.dump();
 }
 
 } // namespace leap::bench

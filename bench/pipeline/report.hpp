@@ -32,9 +32,34 @@ const mode_figures* find_mode(const comparison& c, const std::string& mode);
 // Fills the derived fields from modes and bound.
 void derive(comparison& c);
 
+// Each node's part of a run, in one line: "HOST:PORT compile 12 (3 from its cache), execute 9,
+// CPU 4.1 s; ..." ("" without nodes).
+std::string render_node_figures(const std::vector<node_figures>& nodes);
+
 std::string render_table(const comparison& c);
 std::string render_csv(const comparison& c);
 std::string render_json(const comparison& c); // one line, no newline
+
+// A real-stage scenario with `[bench] nodes`: the async mode with compile and execute in this
+// process (nodes = 0) or on that many local `leap node` processes, same steps and seeds.
+struct real_cluster_row {
+  int nodes = 0;
+  mode_figures async;               // async.nodes: each node's part
+  double nodes_cpu_seconds = -1;    // the node processes and their children during the run
+};
+// Its table (one row per count; ratios against the in-process row), CSV and JSON.
+std::string render_real_cluster_table(const std::vector<real_cluster_row>& rows);
+std::string render_real_cluster_csv(const std::string& scenario,
+                                    const std::vector<real_cluster_row>& rows);
+std::string render_real_cluster_json(const std::string& scenario, const std::string& shape,
+                                     const std::vector<real_cluster_row>& rows); // one line
+// The figures of a row: all jobs of the stage (on the nodes: what they completed; in-process:
+// what the head's pools ran), and CPU seconds per attempt of the head, the nodes and both.
+struct real_cluster_derived {
+  std::uint64_t compile_jobs = 0, execute_jobs = 0;
+  double head_cpu_per_attempt = -1, nodes_cpu_per_attempt = -1, cpu_per_attempt = -1;
+};
+real_cluster_derived derive(const real_cluster_row& r);
 
 // One sweep point: the axis values and the async run's figures.
 struct sweep_point {

@@ -47,7 +47,7 @@ std::string render_markdown(const comparison& c, const run_stamp& stamp) {
     std::string util;
     for (const char* n : {"generate", "compile", "execute"}) {
       auto* s = stage(m, n);
-      util += f("%.2f", s ? s->utilisation : 0.0) + " / ";
+      util += (s && s->on_nodes ? std::string("nodes") : f("%.2f", s ? s->utilisation : 0.0)) + " / ";
     }
     util += f("%.2f", m.learner_busy);
     o << "| " << m.mode << " | " << f("%.2f", m.attempts_per_second) << " | "
@@ -68,6 +68,9 @@ std::string render_markdown(const comparison& c, const run_stamp& stamp) {
         << " CPU s per attempt";
   }
   o << "); bottleneck: " << c.bound.bottleneck << ".\n";
+  for (auto& m : c.modes)
+    if (!m.nodes.empty())
+      o << "- " << m.mode << " on the nodes: " << render_node_figures(m.nodes) << ".\n";
   if (async)
     o << "- async: " << f("%.3f", c.fraction_of_bound) << " of the bound"
       << (sync ? ", " + f("%.2f", c.speedup_vs_sync) + "x sync" : std::string()) << ".\n";
@@ -152,6 +155,41 @@ std::string render_cluster_markdown(const std::string& scenario, const std::stri
       o << "| " << t.transport << " | " << t.jobs << " | " << f("%.3f", t.p50_ms) << " | "
         << f("%.3f", t.p99_ms) << " |\n";
   }
+  return o.str();
+}
+
+std::string render_real_cluster_markdown(const std::string& scenario, const std::string& shape,
+                                         const std::vector<real_cluster_row>& rows,
+                                         const run_stamp& stamp) {
+  std::ostringstream o;
+  o << render_stamp(stamp, who) << "\n";
+  o << "Scenario `" << scenario << "`: " << shape << ".\n\n";
+  double base = 0;
+  for (auto& r : rows)
+    if (r.nodes == 0)
+      base = r.async.attempts_per_second;
+  auto where = [](int n) {
+    return n == 0 ? std::string("in-process") : std::to_string(n) + (n == 1 ? " node" : " nodes");
+  };
+  auto cpu = [](double v) { return v >= 0 ? f("%.3f", v) : std::string("-"); };
+  o << "| compile and execute | attempts/s | vs in-process | attempts | compile jobs | execute "
+       "jobs | CPU s per attempt: head | nodes | total | wall s |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (auto& r : rows) {
+    auto d = derive(r);
+    o << "| " << where(r.nodes) << " | " << f("%.3f", r.async.attempts_per_second) << " | "
+      << ratio(r.async.attempts_per_second, base) << " | " << r.async.attempts << " | "
+      << d.compile_jobs << " | " << d.execute_jobs << " | " << cpu(d.head_cpu_per_attempt) << " | "
+      << cpu(d.nodes_cpu_per_attempt) << " | " << cpu(d.cpu_per_attempt) << " | "
+      << f("%.1f", r.async.wall_seconds) << " |\n";
+  }
+  bool any = false;
+  for (auto& r : rows)
+    if (!r.async.nodes.empty()) {
+      o << (any ? "" : "\n") << "- " << where(r.nodes) << ": " << render_node_figures(r.async.nodes)
+        << ".\n";
+      any = true;
+    }
   return o.str();
 }
 

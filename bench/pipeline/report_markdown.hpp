@@ -39,4 +39,10 @@ std::string render_cluster_markdown(const std::string& scenario, const std::stri
                                     const std::vector<round_trip_row>& round_trips,
                                     const run_stamp& stamp);
 
+// A real-stage scenario with `[bench] nodes` (in-process, then 1, 2, ... local `leap node`
+// processes): stamp, shape, one row per count with ratios against in-process, each node's part.
+std::string render_real_cluster_markdown(const std::string& scenario, const std::string& shape,
+                                         const std::vector<real_cluster_row>& rows,
+                                         const run_stamp& stamp);
+
 } // namespace leap::bench

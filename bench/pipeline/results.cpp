@@ -25,6 +25,7 @@ stage_figures stage_of(const pool_run& p, double wall) {
   stage_figures f;
   f.stage = p.stage;
   f.workers = p.workers;
+  f.on_nodes = p.on_nodes;
   std::map<std::uint64_t, double> queued;
   std::map<std::pair<std::uint64_t, std::uint32_t>, double> running;
   // Busy spans per worker slot. A generator decodes several prompts of one batch at once, so
@@ -128,6 +129,7 @@ mode_figures figures_of(const mode_run& r) {
     lb += std::max(0.0, std::min(b, r.wall_seconds) - std::max(a, 0.0));
   f.learner_busy = r.wall_seconds > 0 ? lb / r.wall_seconds : 0.0;
   f.cpu_seconds = r.cpu_seconds;
+  f.nodes = r.nodes;
   if (r.cpu_seconds >= 0 && f.attempts > 0) {
     f.cpu_seconds_per_attempt = r.cpu_seconds / static_cast<double>(f.attempts);
     f.cpu_self_seconds_per_attempt = r.cpu_self_seconds / static_cast<double>(f.attempts);
@@ -147,6 +149,9 @@ bound_figures analytic_bound(const nominal_service& nominal, const mode_figures&
   };
   const double attempts = static_cast<double>(ref.attempts);
   auto add = [&](const std::string& stage, double nominal_s, std::uint32_t workers) {
+    for (auto& s : ref.stages)
+      if (s.stage == stage && s.on_nodes && nominal_s < 0)
+        return;
     bound_figures::stage_capacity c;
     c.stage = stage;
     double per_attempt = nominal_s;
@@ -197,6 +202,30 @@ unsigned usable_cores() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
     return static_cast<unsigned>(CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<node_figures> node_figures_between(const std::vector<node_figures>& before,
+                                               const std::vector<node_figures>& after) {
+  std::vector<node_figures> out;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    node_figures f = after[i];
+    f.cpu_seconds = -1;
+    const node_figures* b = i < before.size() && before[i].node == f.node ? &before[i] : nullptr;
+    if (!b) {
+      if (f.problem.empty())
+        f.problem = "not asked before the run";
+    } else if (f.problem.empty() && !b->problem.empty()) {
+      f.problem = b->problem;
+    }
+    if (f.problem.empty()) {
+      auto minus = [](std::uint64_t a, std::uint64_t z) { return a >= z ? a - z : 0; };
+      f.compiles = minus(f.compiles, b->compiles);
+      f.executes = minus(f.executes, b->executes);
+      f.compile_cache_hits = minus(f.compile_cache_hits, b->compile_cache_hits);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 } // namespace leap::bench

@@ -26,6 +26,17 @@ struct pool_run {
   std::uint32_t workers = 1;
   std::vector<job_event> events;
   std::uint64_t cancelled = 0;  // the pool's own count: withdrawn from the queue or killed
+  bool on_nodes = false;        // the stage ran on cluster nodes: no trace here (see nodes)
+};
+
+// What one node did in a run whose compile and execute stages ran on cluster nodes: the jobs
+// its pools completed meanwhile (its own statistics, asked before and after the run) and, for
+// a node process the benchmark started, the CPU seconds of it and of its children meanwhile.
+struct node_figures {
+  std::string node;             // HOST:PORT
+  std::uint64_t compiles = 0, executes = 0, compile_cache_hits = 0;
+  double cpu_seconds = -1;      // < 0: not measured (a node this process did not start)
+  std::string problem;          // why its figures are missing (it did not answer), else empty
 };
 
 struct mode_run {
@@ -40,6 +51,7 @@ struct mode_run {
   // measured (latency-model stages only, whose work is sleeping).
   double cpu_seconds = -1;
   double cpu_self_seconds = -1; // the part of cpu_seconds spent in this process (generation, CAF)
+  std::vector<node_figures> nodes; // compile and execute on cluster nodes: each node's part
 };
 
 struct stage_figures {
@@ -49,6 +61,7 @@ struct stage_figures {
   double busy_seconds = 0;
   double utilisation = 0;       // busy / (workers x wall)
   double queue_p50 = 0, queue_p99 = 0; // seconds from a job's arrival at its pool to its start
+  bool on_nodes = false;        // ran on cluster nodes: not traced here, left out of the bound
 };
 
 struct mode_figures {
@@ -64,6 +77,7 @@ struct mode_figures {
   double cpu_seconds = -1;      // as mode_run::cpu_seconds
   double cpu_seconds_per_attempt = -1; // cpu_seconds / attempts; < 0: not measured
   double cpu_self_seconds_per_attempt = -1; // the part spent in leap's own process
+  std::vector<node_figures> nodes; // as mode_run::nodes
 };
 
 // The capacity of each stage in attempts/s and their minimum.
@@ -88,13 +102,20 @@ double percentile(std::vector<double> v, double q);
 
 mode_figures figures_of(const mode_run& r);
 
+// A run's part of each node: `after` - `before` (the nodes' answers around the run), node by
+// node; a node missing before, or with a problem in either answer, keeps a problem instead;
+// cpu_seconds is left unmeasured.
+std::vector<node_figures> node_figures_between(const std::vector<node_figures>& before,
+                                               const std::vector<node_figures>& after);
+
 // Nominal service seconds per attempt for latency-model stages (negative = real: measure it).
 struct nominal_service {
   double generate = -1, compile = -1, execute = -1, learner_step = 0;
 };
 // workers per stage in the order generate, compile, execute. The bound is the smallest of each
 // stage's isolated capacity (workers / service seconds per attempt) and, when `cores` > 0 and
-// the reference mode's CPU was measured, of the CPU term cores / (CPU seconds per attempt).
+// the reference mode's CPU was measured, of the CPU term cores / (CPU seconds per attempt). A
+// stage the reference ran on cluster nodes has no measured service time here: it is left out.
 bound_figures analytic_bound(const nominal_service& nominal, const mode_figures& reference,
                              std::uint32_t generators, std::uint32_t compilers,
                              std::uint32_t executors, unsigned cores = 0);

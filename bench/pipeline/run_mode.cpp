@@ -3,6 +3,9 @@
 #include "bench/pipeline/job_trace.hpp"
 #include "bench/pipeline/latency_learner.hpp"
 #include "bench/pipeline/latency_pools.hpp"
+#include "bench/pipeline/node_stats.hpp"
+#include "common/fs.hpp"
+#include "policy/policy_model.hpp"
 #include "policy/model/checkpoint_verify.hpp"
 #include "policy/corpus/kernel_corpus.hpp"
 #include "policy/generation_engine.hpp"
@@ -19,6 +22,7 @@
 #include <caf/io/all.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 
@@ -118,6 +122,9 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
   const auto train_mode = mode == bench_mode::sync ? msg::train_mode::sync : msg::train_mode::async;
   if (sc.any_real() && !svc)
     return make_error("leap bench: a real stage needs the verification environment");
+  // The real stages on cluster nodes, as `leap train` runs them (runtime/pipeline/env_pools.hpp:
+  // cluster.nodes, local_roles, listen, TLS, the waits): the assembly spawns the cluster.
+  const bool on_cluster = svc && nodes.empty() && runtime::clustered(svc->cfg.cluster);
 
   // Tasks: synthetic ones for latency-model execution, else bundled ones.
   std::shared_ptr<const actors::task_catalog> tasks;
@@ -228,11 +235,19 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     d.stand_ins.compilers = [o = d.compilers, dist = sc.compile.dist, ctx](caf::actor_system& sys) {
       return spawn_latency_compiler_pool(sys, o, dist, ctx);
     };
+  else if (candidates && on_cluster)
+    // The nodes build what the head sends: the bundled candidates go in front of the cluster.
+    d.stand_ins.wrap_compilers = [pick = bundled_source_of(candidates, sc.seed)](
+                                   caf::actor_system& sys, msg::compiler_pool_actor cluster) {
+      return spawn_bundled_front(sys, std::move(cluster), pick);
+    };
   else if (candidates)
     d.stand_ins.compilers = [o = d.compilers, comp = svc->compiler, tasks, candidates,
                              seed = sc.seed](caf::actor_system& sys) {
       return spawn_bundled_compiler_pool(sys, o, comp, tasks, candidates, seed);
     };
+  if (on_cluster && engine)
+    d.policy_checkpoint = sc.checkpoint; // generating nodes start from the head's policy
   if (!sc.execute.real)
     d.stand_ins.executors = [o = d.executors, dist = sc.execute.dist, ctx](caf::actor_system& sys) {
       return spawn_latency_executor_pool(sys, o, dist, ctx);
@@ -305,6 +320,9 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
 
   msg::pool_stats comp_stats;
   actors::run_end end;
+  const auto& cluster_cfg = svc ? svc->cfg.cluster : cfg.cluster;
+  const auto nodes_before = on_cluster ? ask_nodes(cluster_cfg.nodes, cluster_cfg)
+                                       : std::vector<node_figures>{};
   const double self_before = cpu_seconds_of(RUSAGE_SELF);
   const double children_before = cpu_seconds_of(RUSAGE_CHILDREN);
   {
@@ -320,6 +338,8 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
     run.cpu_seconds = run.cpu_self_seconds + cpu_seconds_of(RUSAGE_CHILDREN) - children_before;
   }
   engine.reset();
+  if (on_cluster)
+    run.nodes = node_figures_between(nodes_before, ask_nodes(cluster_cfg.nodes, cluster_cfg));
   if (end.end != actors::run_end::how::completed)
     run.failure = end.end == actors::run_end::how::failed ? end.error : "interrupted";
   run.wall_seconds = run.steps.empty() ? 0.0 : run.steps.back().t;
@@ -332,13 +352,49 @@ result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::se
       e.t /= scale;
     return p;
   };
+  // On a cluster a stage's jobs run on the nodes (and the head's own pools, cluster.local_roles):
+  // this process traces only its own part of them.
+  auto local = [&](config::node_role r) {
+    const auto& lr = cluster_cfg.local_roles;
+    return std::find(lr.begin(), lr.end(), r) != lr.end();
+  };
   run.pools.push_back(to_scenario(*gen_trace, "generate"));
+  run.pools.back().on_nodes = on_cluster && engine && !local(config::node_role::generate);
   run.pools.push_back(to_scenario(*comp_trace, "compile"));
   run.pools.back().cancelled = comp_stats.cancelled;
+  run.pools.back().on_nodes = on_cluster;
   run.pools.push_back(to_scenario(*exec_trace, "execute"));
+  run.pools.back().on_nodes = on_cluster;
   for (auto& [a, b] : updates)
     run.learner.emplace_back(scen(a), scen(b));
   return run;
+}
+
+result<mode_run> run_scenario_mode(const scenario& sc, bench_mode mode, const std::string& out_dir,
+                                   bool progress) {
+  auto on_step = [mode, progress](int k, int n, double t) {
+    if (progress)
+      std::fprintf(stderr, "  %-18s step %d/%d at %.1f s\n", to_string(mode), k, n, t);
+  };
+  if (!sc.any_real())
+    return run_bench_mode(sc, mode, nullptr, on_step);
+  auto cache = make_temp_dir(out_dir, std::string("cache-") + to_string(mode) + "-");
+  if (!cache)
+    return cache.err();
+  auto cfg = sc.cfg;
+  cfg.environment.cache_dir = *cache;
+  // One compute thread per generator replica, as in `leap train` (several threads that each call
+  // a multi-threaded OpenBLAS spin against each other on a small machine).
+  if (sc.generate.real)
+    policy::set_torch_threads(1);
+  auto svc = runtime::make_services(cfg);
+  if (!svc)
+    return svc.err();
+  auto r = run_bench_mode(sc, mode, svc->get(), on_step);
+  svc->reset();
+  std::error_code ec;
+  std::filesystem::remove_all(*cache, ec);
+  return r;
 }
 
 } // namespace leap::bench

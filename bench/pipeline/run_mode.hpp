@@ -30,8 +30,18 @@ bench_mode turn1_mode_of(const scenario& sc);
 // scenario_seconds)` runs on an actor thread. With `nodes` (HOST:PORT of `leap bench node`
 // processes on loopback; TLS when the scenario sets cluster.tls_*), compile and execute run
 // there through the cluster dispatcher (actors/cluster.hpp) instead of in this process.
+// With the nodes of `cluster.nodes` in sc.cfg (a real stage; `nodes` empty), compile and
+// execute run on them through the pipeline assembly exactly as in `leap train`, the bundled
+// candidates are substituted in front of the cluster, and the run records each node's part
+// (mode_run::nodes).
 result<mode_run> run_bench_mode(const scenario& sc, bench_mode mode, runtime::services* svc,
                                 std::function<void(int, int, double)> on_step = {},
                                 std::vector<std::string> nodes = {});
+
+// One mode as `leap bench` runs it: with a real stage, over fresh services whose build cache is a
+// new directory under `out_dir` (every mode compiles from cold; removed afterwards); progress
+// lines on stderr when `progress`.
+result<mode_run> run_scenario_mode(const scenario& sc, bench_mode mode, const std::string& out_dir,
+                                   bool progress);
 
 } // namespace leap::bench

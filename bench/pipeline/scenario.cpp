@@ -188,10 +188,10 @@ result<void> validate(const scenario& s) {
     return make_error("bench.generate.model = \"policy\" needs the real environment (compile "
                       "\"nvcc\", execute \"backend\"): the latency models identify attempts by "
                       "keys only the latency-model generator writes");
-  if (!s.nodes.empty() && (s.compile.real || s.execute.real))
-    return make_error("bench.nodes measures the cluster with latency-model compile and "
-                      "execute stages (bench.compile.model and bench.execute.model must not be "
-                      "real)");
+  if (!s.nodes.empty() && s.any_real() && s.overhead_jobs > 0)
+    return make_error("bench.overhead_jobs probes latency-model nodes (`leap bench node`); with "
+                      "real stages bench.nodes starts `leap node` processes and reports their "
+                      "jobs and CPU instead: remove bench.overhead_jobs");
   if (s.any_real() && s.time_scale != 1.0)
     return make_error("bench.time_scale must be 1 when a stage is real (real stages cannot be "
                       "sped up)");

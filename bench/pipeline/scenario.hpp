@@ -45,9 +45,10 @@ struct scenario {
   std::string compile_source = "bundled"; // compile = nvcc: bundled (corpus variants) | policy
   std::vector<task_class> tasks;  // latency-model execution only
   // A cluster scenario (configs/bench/cluster.toml): the async mode with compile and execute on
-  // this many `leap bench node` processes each (separate processes on loopback), instead of the
-  // modes (count 0: the pools in the head's own process, for comparison); and how many jobs
-  // probe the per-job middleman overhead (0 = none).
+  // this many `leap bench node` processes each (separate processes on loopback; with real stages
+  // `leap node` processes, configs/bench/real_cluster.toml), instead of the modes (count 0: the
+  // pools in the head's own process, for comparison); and how many jobs probe the per-job
+  // middleman overhead (0 = none; latency-model stages only).
   std::vector<int> nodes;
   int overhead_jobs = 0;
   bool any_real() const { return generate.real || compile.real || execute.real; }

@@ -152,6 +152,8 @@ result<std::unique_ptr<pipeline>> pipeline::spawn(pipeline_description d) {
   else if (d.engine)
     I->sink = actors::spawn_weights_sink(sys, d.engine);
   I->compilers = d.stand_ins.compilers ? d.stand_ins.compilers(sys) : I->pools.compilers;
+  if (!d.stand_ins.compilers && d.stand_ins.wrap_compilers)
+    I->compilers = d.stand_ins.wrap_compilers(sys, I->compilers);
   I->executors = d.stand_ins.executors ? d.stand_ins.executors(sys) : I->pools.executors;
   auto* raw = I.get();
   if (d.train) {

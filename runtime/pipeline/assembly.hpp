@@ -48,6 +48,11 @@ struct stage_spawners {
   // Optional: adds to the actor system's config before it starts (a stand-in that talks to
   // other processes loads the middleman). Stand-ins are spawned in the order above.
   std::function<void(caf::actor_system_config&)> configure;
+  // Optional, with the real compile stage (no `compilers` stand-in): an actor in front of it
+  // (the local pool or the cluster's), spawned over it (`leap bench` substitutes its bundled
+  // candidates there, so they reach the nodes too).
+  std::function<msg::compiler_pool_actor(caf::actor_system&, msg::compiler_pool_actor)>
+    wrap_compilers;
 };
 
 // `leap train` and `leap bench`: the judge, the learner and the trainer that drives admission.
