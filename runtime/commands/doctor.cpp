@@ -1,5 +1,6 @@
 // `leap doctor`: the tools, the backend, the cache and the candidate sandbox this machine gives.
 #include "leap/build_info.hpp"
+#include "common/allocator.hpp"
 #include "env/oracles/task_oracles.hpp"
 #include "runtime/commands/table.hpp"
 #include "runtime/pipeline/services.hpp"
@@ -43,6 +44,20 @@ int run_doctor(const command_context& ctx) {
   const char* blas = std::getenv("OPENBLAS_THREAD_TIMEOUT");
   std::printf("OpenBLAS idle:   OPENBLAS_THREAD_TIMEOUT=%s\n",
               blas ? blas : "(unset: OpenBLAS's default, 28)");
+  // The heap that serves training and sampling (common/allocator.hpp): leap-torch links tcmalloc.
+  if (auto heap = heap_figures_now(); heap.ok()) {
+    std::string note;
+    if (heap->allocator == heap_allocator::tcmalloc) {
+      const char* decommit = std::getenv("TCMALLOC_AGGRESSIVE_DECOMMIT");
+      note = decommit ? std::string(", TCMALLOC_AGGRESSIVE_DECOMMIT=") + decommit
+                      : ", freed spans kept (TCMALLOC_AGGRESSIVE_DECOMMIT unset)";
+    }
+    std::printf("heap:            %s, %.1f MiB in use, %.1f MiB resident%s\n",
+                to_string(heap->allocator), heap->in_use_bytes / 1048576.0,
+                heap->resident_bytes / 1048576.0, note.c_str());
+  } else {
+    std::printf("heap:            %s\n", heap.message().c_str());
+  }
   std::printf("isolation:       %s\n", svc.cfg.executor.sandbox
                                           ? svc.sandbox.summary().c_str()
                                           : "DISABLED (executor.sandbox = false)");
