@@ -2,7 +2,7 @@
 // (checks the JSON, CSV and SVG outputs, that async and sync did the same work while DCP off did
 // more, and that only the fourth mode cancels a pruned group's turn-1 stragglers), a sweep,
 // scenario errors, and the real stages: bundled candidates through real nvcc and the CPU
-// backend, and the real (tiny) policy.
+// backend, the real (tiny) policy, and the real stages on a local `leap node` process.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
@@ -10,9 +10,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace leap;
@@ -26,7 +30,8 @@ struct cli_result {
 
 cli_result run_leap(const std::string& args) {
   auto dir = *make_temp_dir(temp_root(), "leap-bench-cli-");
-  std::string cmd = std::string(LEAP_BINARY) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  std::string cmd = "timeout -k 10 600 " + std::string(LEAP_BINARY) + " " + args + " >" + dir
+                    + "/out 2>" + dir + "/err";
   int st = std::system(cmd.c_str());
   cli_result r;
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -311,5 +316,98 @@ checkpoint = ")" + warm + R"("
   auto j2 = last_json_line(r2.out);
   EXPECT_TRUE(j2["bound"]["stages"]["generate"]["measured"].get<bool>());
   EXPECT_GE(j2["modes"]["async"]["attempts"].get<int>(), 2);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The pids of processes whose command line mentions `text` (a test's own directory: the node
+// processes it started and their compilers name it), this test process excepted.
+std::vector<int> processes_naming(const std::string& text) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid())
+      continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(text) != std::string::npos)
+      out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+} // namespace
+
+// The real stages through one `leap node` process that `leap bench` starts on loopback: the
+// bundled candidates are compiled (nvcc + the CPU emulation) and run on the node, none in the
+// head (the node's own job counts, the head's empty traces), and the node is gone afterwards.
+TEST(BenchCli, RealStagesRunOnALocalNodeProcess) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-node-");
+  auto sc = write_scenario(dir, "real_node", R"([environment]
+backend = "cpu"
+
+[train]
+steps = 2
+batch_groups = 1
+group_size = 2
+max_turns = 2
+tasks = ["vector_add", "relu"]
+
+[compiler]
+workers = 2
+
+[executor]
+workers = 2
+timeout_seconds = 10
+seed = 1
+
+[bench]
+nodes = [1]
+
+[bench.generate]
+model = "fixed"
+mean_seconds = 0.05
+
+[bench.compile]
+model = "nvcc"
+
+[bench.execute]
+model = "backend"
+
+[bench.learner]
+seconds = 0.1
+)");
+  // Bounded: the bench waits at most 120 s for a node to start and each job has its timeout;
+  // `timeout` ends the whole run after 10 minutes all the same.
+  auto r = run_leap("bench --config " + sc + " --out " + dir + "/o --json");
+  auto left = processes_naming(dir);
+  for (int pid : left)
+    ::kill(pid, SIGKILL);
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) outlived leap bench";
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = last_json_line(r.out);
+  ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+  auto& row = j["rows"][0];
+  EXPECT_EQ(row["nodes_started"].get<int>(), 1);
+  EXPECT_EQ(row["steps"].get<int>(), 2);
+  ASSERT_EQ(row["nodes"].size(), 1u) << row.dump();
+  auto& node = row["nodes"][0];
+  EXPECT_EQ(node["node"].get<std::string>().rfind("127.0.0.1:", 0), 0u) << node.dump();
+  EXPECT_FALSE(node.contains("problem")) << node.dump();
+  // Every candidate and reference build, and every run, was the node's.
+  EXPECT_GE(node["compiles"].get<int>(), row["compiles"].get<int>()) << row.dump();
+  EXPECT_GE(node["compiles"].get<int>(), 2) << node.dump();
+  EXPECT_GE(node["executes"].get<int>(), 1) << node.dump();
+  EXPECT_GT(node["cpu_seconds"].get<double>(), 0.0) << node.dump();
+  for (auto* stage : {"compile", "execute"}) {
+    EXPECT_TRUE(row["stages"][stage]["on_nodes"].get<bool>()) << stage;
+    EXPECT_EQ(row["stages"][stage]["jobs"].get<int>(), 0) << stage << ": ran in the head";
+  }
+  auto md = read_file(dir + "/o/real_node.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("\n| 1 node | "), std::string::npos) << *md;
+  EXPECT_NE(md->find("- 1 node: 127.0.0.1:"), std::string::npos) << *md;
   fs::remove_all(dir);
 }

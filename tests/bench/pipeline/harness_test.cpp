@@ -368,6 +368,44 @@ TEST(Results, AnalyticBoundIsTheSmallestStageCapacity) {
   EXPECT_EQ(analytic_bound(n, ref, 2, 6, 2).bottleneck, "compile=execute");
 }
 
+TEST(Results, NodeFiguresAreTheRunsPartAndStagesOnNodesLeaveTheBound) {
+  auto node = [](std::string name, std::uint64_t c, std::uint64_t e, std::uint64_t hits,
+                 std::string problem = "") {
+    node_figures f;
+    f.node = std::move(name);
+    f.compiles = c;
+    f.executes = e;
+    f.compile_cache_hits = hits;
+    f.cpu_seconds = 3;
+    f.problem = std::move(problem);
+    return f;
+  };
+  auto d = node_figures_between(
+    {node("a:1", 5, 3, 1), node("b:2", 0, 0, 0, "connection refused")},
+    {node("a:1", 12, 7, 2), node("b:2", 4, 4, 0), node("c:3", 1, 1, 0)});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].node, "a:1");
+  EXPECT_EQ(d[0].compiles, 7u);
+  EXPECT_EQ(d[0].executes, 4u);
+  EXPECT_EQ(d[0].compile_cache_hits, 1u);
+  EXPECT_EQ(d[0].cpu_seconds, -1);
+  EXPECT_TRUE(d[0].problem.empty());
+  EXPECT_EQ(d[1].problem, "connection refused"); // no figures rather than wrong ones
+  EXPECT_EQ(d[2].problem, "not asked before the run");
+
+  mode_figures ref;
+  ref.attempts = 100;
+  ref.steps = 4;
+  ref.stages = {{"generate", 2, 100, 20.0, 0, 0, 0}, {"compile", 2, 0, 0.0, 0, 0, 0},
+                {"execute", 2, 0, 0.0, 0, 0, 0}};
+  ref.stages[1].on_nodes = ref.stages[2].on_nodes = true;
+  nominal_service n; // every stage real: measured from the traces, which on nodes are empty
+  auto b = analytic_bound(n, ref, 2, 2, 2);
+  ASSERT_EQ(b.stages.size(), 1u);
+  EXPECT_EQ(b.stages[0].stage, "generate");
+  EXPECT_DOUBLE_EQ(b.attempts_per_second, 10.0);
+}
+
 TEST(Report, DerivedFiguresAndJsonKeys) {
   comparison c;
   c.scenario = "s";
