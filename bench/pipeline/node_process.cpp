@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <regex>
@@ -16,16 +18,67 @@
 
 namespace leap::bench {
 
+namespace {
+
+// The node processes running now, for the signal handler: when SIGINT, SIGTERM or SIGHUP ends
+// `leap bench` while nodes run, they get SIGTERM first (they drain and exit; lock-free atomics
+// and kill() are safe in a handler). The handlers are installed while any node runs.
+std::array<std::atomic<pid_t>, 64> running{};
+int tracked = 0; // main thread only
+struct sigaction saved[3];
+constexpr int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void stop_nodes_then_die(int sig) {
+  for (auto& p : running) {
+    const pid_t pid = p.load();
+    if (pid > 0)
+      ::kill(pid, SIGTERM);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig); // delivered once the handler returns: the default action ends the process
+}
+
+void track(pid_t pid) {
+  for (auto& p : running) {
+    pid_t none = 0;
+    if (p.compare_exchange_strong(none, pid))
+      break;
+  }
+  if (tracked++ > 0)
+    return;
+  struct sigaction sa {};
+  sa.sa_handler = stop_nodes_then_die;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; ++i)
+    ::sigaction(forwarded[i], &sa, &saved[i]);
+}
+
+void untrack(pid_t pid) {
+  for (auto& p : running) {
+    pid_t was = pid;
+    if (p.compare_exchange_strong(was, 0))
+      break;
+  }
+  if (--tracked > 0)
+    return;
+  for (int i = 0; i < 3; ++i)
+    ::sigaction(forwarded[i], &saved[i], nullptr);
+}
+
+} // namespace
+
 node_process::node_process(std::vector<std::string> argv, const std::string& log) : log_(log) {
   spawn_spec spec;
   spec.argv = std::move(argv);
   spec.stdout_path = log + ".out";
   spec.stderr_path = log + ".err";
   auto pid = spawn_child(spec);
-  if (pid)
+  if (pid) {
     pid_ = *pid;
-  else
+    track(pid_);
+  } else {
     start_error_ = pid.message();
+  }
 }
 
 node_process::~node_process() { stop(); }
@@ -43,6 +96,7 @@ result<std::string> node_process::address(std::chrono::milliseconds limit) {
     int st = 0;
     rusage ru{};
     if (::wait4(pid_, &st, WNOHANG, &ru) == pid_) {
+      untrack(pid_);
       pid_ = 0;
       return make_error("the node process exited before it was ready (see " + log_ + ".err)");
     }
@@ -80,6 +134,10 @@ double node_process::stop(std::chrono::milliseconds grace) {
     return -1;
   const pid_t pid = pid_;
   pid_ = 0;
+  struct untrack_at_end {
+    pid_t pid;
+    ~untrack_at_end() { untrack(pid); }
+  } done{pid};
   auto cpu = [](const rusage& ru) {
     return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
            + 1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);

@@ -3,7 +3,9 @@
 // from its argv with its output in files, its HOST:PORT read from its ready line within a bound,
 // stopped with SIGTERM (SIGKILL after a bound) and waited for, so none outlives the benchmark;
 // when stopped it gives its CPU time, its own and its waited-for children's (nvcc, the host
-// compiler, the executors' runs). Main thread of `leap bench`; no CAF.
+// compiler, the executors' runs). While any runs, SIGINT, SIGTERM and SIGHUP send the nodes
+// SIGTERM before they end `leap bench` (SIGKILL cannot be caught: then they keep running). Main
+// thread of `leap bench`; no CAF.
 #pragma once
 
 #include "common/result.hpp"

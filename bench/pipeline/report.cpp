@@ -396,7 +396,7 @@ std::string render_real_cluster_table(const std::vector<real_cluster_row>& rows)
   const double base = in_process_rate(rows);
   o << pad("compile+execute", 17, false) << pad("steps", 6) << pad("wall s", 9)
     << pad("attempts", 9) << pad("att/s", 8) << pad("vs in-proc", 11) << pad("compile jobs", 13)
-    << pad("execute jobs", 13) << pad("CPU s/attempt: head", 20) << pad("nodes", 7)
+    << pad("cached", 7) << pad("execute jobs", 13) << pad("CPU s/attempt: head", 20) << pad("nodes", 7)
     << pad("total", 7) << "\n";
   for (auto& r : rows) {
     auto d = derive(r);
@@ -405,7 +405,8 @@ std::string render_real_cluster_table(const std::vector<real_cluster_row>& rows)
       << pad(f("%.1f", m.wall_seconds), 9) << pad(std::to_string(m.attempts), 9)
       << pad(f("%.3f", m.attempts_per_second), 8)
       << pad(base > 0 ? f("%.2fx", m.attempts_per_second / base) : std::string("-"), 11)
-      << pad(std::to_string(d.compile_jobs), 13) << pad(std::to_string(d.execute_jobs), 13)
+      << pad(std::to_string(d.compile_jobs), 13) << pad(std::to_string(m.cache_hits), 7)
+      << pad(std::to_string(d.execute_jobs), 13)
       << pad(cpu_text(d.head_cpu_per_attempt), 20) << pad(cpu_text(d.nodes_cpu_per_attempt), 7)
       << pad(cpu_text(d.cpu_per_attempt), 7) << "\n";
   }
@@ -419,7 +420,8 @@ std::string render_real_cluster_csv(const std::string& scenario,
                                     const std::vector<real_cluster_row>& rows) {
   std::ostringstream o;
   o << "scenario,nodes,steps,wall_seconds,attempts,attempts_per_second,vs_in_process,"
-       "compile_jobs,execute_jobs,head_cpu_seconds_per_attempt,nodes_cpu_seconds_per_attempt,"
+       "compile_jobs,candidate_cache_hits,execute_jobs,head_cpu_seconds_per_attempt,"
+       "nodes_cpu_seconds_per_attempt,"
        "cpu_seconds_per_attempt\n";
   const double base = in_process_rate(rows);
   for (auto& r : rows) {
@@ -428,7 +430,7 @@ std::string render_real_cluster_csv(const std::string& scenario,
     o << scenario << "," << r.nodes << "," << m.steps << "," << f("%.4f", m.wall_seconds) << ","
       << m.attempts << "," << f("%.4f", m.attempts_per_second) << ","
       << (base > 0 ? f("%.4f", m.attempts_per_second / base) : std::string()) << ","
-      << d.compile_jobs << "," << d.execute_jobs << ","
+      << d.compile_jobs << "," << m.cache_hits << "," << d.execute_jobs << ","
       << (d.head_cpu_per_attempt >= 0 ? f("%.4f", d.head_cpu_per_attempt) : std::string()) << ","
       << (d.nodes_cpu_per_attempt >= 0 ? f("%.4f", d.nodes_cpu_per_attempt) : std::string()) << ","
       << (d.cpu_per_attempt >= 0 ? f("%.4f", d.cpu_per_attempt) : std::string()) << "\n";

@@ -53,8 +53,10 @@ std::string render_real_cluster_csv(const std::string& scenario,
                                     const std::vector<real_cluster_row>& rows);
 std::string render_real_cluster_json(const std::string& scenario, const std::string& shape,
                                      const std::vector<real_cluster_row>& rows); // one line
-// The figures of a row: all jobs of the stage (on the nodes: what they completed; in-process:
-// what the head's pools ran), and CPU seconds per attempt of the head, the nodes and both.
+// The figures of a row: all jobs of the stage, references included (on the nodes: what they
+// completed; in-process: what the head's pools ran), and CPU seconds per attempt of the head,
+// the nodes and both. The tables add the candidate builds a build cache answered
+// (mode_figures::cache_hits, the same count wherever they ran).
 struct real_cluster_derived {
   std::uint64_t compile_jobs = 0, execute_jobs = 0;
   double head_cpu_per_attempt = -1, nodes_cpu_per_attempt = -1, cpu_per_attempt = -1;

@@ -4,18 +4,21 @@
 // scenario errors, and the real stages: bundled candidates through real nvcc and the CPU
 // backend, the real (tiny) policy, and the real stages on a local `leap node` process.
 #include "common/fs.hpp"
+#include "common/spawn.hpp"
 #include "common/strings.hpp"
 #include "tests/runtime/commands/tiny_warm_start.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -409,5 +412,48 @@ seconds = 0.1
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("\n| 1 node | "), std::string::npos) << *md;
   EXPECT_NE(md->find("- 1 node: 127.0.0.1:"), std::string::npos) << *md;
+  fs::remove_all(dir);
+}
+
+// SIGTERM to `leap bench` while its node processes run: it stops them before it ends, so none
+// is left behind (a latency-model cluster scenario long enough to be interrupted).
+TEST(BenchCli, NodeProcessesStopWhenTheBenchIsTerminated) {
+  auto dir = *make_temp_dir(temp_root(), "leap-bench-term-");
+  std::string text = small_scenario;
+  text.replace(text.find("steps = 3"), 9, "steps = 400");
+  text.insert(text.find("seed = 5\n") + 9, "nodes = [1]\n");
+  auto sc = write_scenario(dir, "long", text);
+  spawn_spec spec;
+  spec.argv = {LEAP_BINARY, "bench", "--config", sc, "--out", dir + "/o"};
+  spec.stdout_path = dir + "/out";
+  spec.stderr_path = dir + "/err";
+  auto pid = spawn_child(spec);
+  ASSERT_TRUE(pid.ok()) << pid.message();
+  bool ready = false;
+  for (int i = 0; i < 600 && !ready; ++i) { // 60 s at most
+    auto out = read_file(dir + "/o/node-1-0.out");
+    ready = out.ok() && out->find("ready on") != std::string::npos;
+    if (!ready)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!ready) {
+    auto err = read_file(dir + "/err");
+    ADD_FAILURE() << "no node became ready: " << (err ? *err : err.message());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the run is under way
+  ::kill(*pid, SIGTERM);
+  auto code = wait_child(*pid);
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 128 + SIGTERM);
+  std::vector<int> left;
+  for (int i = 0; i < 300; ++i) { // a node drains, then exits: 30 s at most
+    left = processes_naming(dir);
+    if (left.empty())
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (int p : left)
+    ::kill(p, SIGKILL);
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) outlived leap bench";
   fs::remove_all(dir);
 }

@@ -94,6 +94,7 @@ TEST(BenchMarkdown, RealStagesInProcessAgainstNodes) {
   in_process.async.attempts_per_second = 2.0;
   in_process.async.wall_seconds = 50;
   in_process.async.cpu_seconds = 80;
+  in_process.async.cache_hits = 12;
   in_process.async.stages = {{"compile", 2, 130, 0, 0, 0, 0}, {"execute", 2, 90, 0, 0, 0, 0}};
   one = in_process;
   one.nodes = 1;
@@ -113,16 +114,16 @@ TEST(BenchMarkdown, RealStagesInProcessAgainstNodes) {
   EXPECT_DOUBLE_EQ(d.cpu_per_attempt, 0.85);
   auto md = render_real_cluster_markdown("real_cluster", "shape", {in_process, one}, fixed_stamp());
   EXPECT_EQ(md.rfind(std::string(expected_stamp).replace(18, 6, "leap bench"), 0), 0u) << md;
-  EXPECT_NE(md.find("\n| in-process | 2.000 | 1.00x | 100 | 130 | 90 | 0.800 | 0.000 | 0.800 | 50.0 |\n"),
+  EXPECT_NE(md.find("\n| in-process | 2.000 | 1.00x | 100 | 130 | 12 | 90 | 0.800 | 0.000 | 0.800 | 50.0 |\n"),
             std::string::npos) << md;
-  EXPECT_NE(md.find("\n| 1 node | 1.600 | 0.80x | 100 | 131 | 90 | 0.100 | 0.750 | 0.850 | 50.0 |\n"),
+  EXPECT_NE(md.find("\n| 1 node | 1.600 | 0.80x | 100 | 131 | 12 | 90 | 0.100 | 0.750 | 0.850 | 50.0 |\n"),
             std::string::npos) << md;
   EXPECT_NE(md.find("\n- 1 node: 127.0.0.1:4000 compile 131 (4 from its cache), execute 90, CPU 75.0 s.\n"),
             std::string::npos) << md;
   auto table = render_real_cluster_table({in_process, one});
   EXPECT_NE(table.find("0.80x"), std::string::npos) << table;
   auto csv = render_real_cluster_csv("real_cluster", {in_process, one});
-  EXPECT_NE(csv.find("\nreal_cluster,1,0,50.0000,100,1.6000,0.8000,131,90,0.1000,0.7500,0.8500\n"),
+  EXPECT_NE(csv.find("\nreal_cluster,1,0,50.0000,100,1.6000,0.8000,131,12,90,0.1000,0.7500,0.8500\n"),
             std::string::npos) << csv;
 }
 
