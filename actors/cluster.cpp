@@ -17,19 +17,9 @@ template <int K, class Request, class Promise>
 void enqueue(self_ptr self, Request req, Promise rp) {
   auto& s = self->state;
   auto j = std::make_shared<job>();
-  j->k = K;
   j->id = s.next_id++;
   j->gate_id = req.id;
-  if constexpr (K == compile_kind) {
-    j->creq = std::move(req);
-    j->crp = rp;
-  } else if constexpr (K == generate_kind) {
-    j->greq = std::move(req);
-    j->grp = rp;
-  } else {
-    j->ereq = std::move(req);
-    j->erp = rp;
-  }
+  j->w.emplace<K>(std::variant_alternative_t<K, any_work>{std::move(req), std::move(rp)});
   s.by_gate[K][j->gate_id] = j->id;
   s.jobs[j->id] = j;
   // Same order as a local pool's (actors/queue_order.hpp): lower priority first.
@@ -37,9 +27,7 @@ void enqueue(self_ptr self, Request req, Promise rp) {
     auto it = s.jobs.find(id);
     if (it == s.jobs.end())
       return 0;
-    const auto& q = *it->second;
-    return q.k == compile_kind ? q.creq.priority
-                               : q.k == generate_kind ? q.greq.priority : q.ereq.priority;
+    return std::visit([](const auto& w) -> std::uint64_t { return w.req.priority; }, it->second->w);
   });
   dispatch(self);
 }

@@ -10,8 +10,8 @@ void release(self_ptr self, job& j) {
   if (!j.node)
     return;
   auto& n = self->state.nodes[*j.node];
-  if (n.in[j.k] > 0)
-    --n.in[j.k];
+  if (n.in[j.k()] > 0)
+    --n.in[j.k()];
   n.row.busy = n.in[0] + n.in[1] + n.in[2];
   n.row.busy_seconds += std::chrono::duration<double>(clock::now() - j.sent).count();
   j.node.reset();
@@ -32,21 +32,16 @@ std::shared_ptr<job> live_job(self_ptr self, std::uint64_t id, std::size_t slot,
 
 void forget(self_ptr self, const job& j) {
   auto& s = self->state;
-  s.by_gate[j.k].erase(j.gate_id);
+  s.by_gate[j.k()].erase(j.gate_id);
   s.jobs.erase(j.id);
 }
 
 } // namespace
 
 void fail(self_ptr self, std::shared_ptr<job> j, const std::string& why) {
-  auto text = "cluster " + kind_name(j->k) + " job " + std::to_string(j->gate_id) + ": " + why;
+  auto text = "cluster " + kind_name(j->k()) + " job " + std::to_string(j->gate_id) + ": " + why;
   auto e = caf::make_error(caf::sec::runtime_error, text);
-  if (j->k == compile_kind)
-    j->crp.deliver(e);
-  else if (j->k == execute_kind)
-    j->erp.deliver(e);
-  else
-    j->grp.deliver(e);
+  std::visit([&e](auto& w) { w.rp.deliver(e); }, j->w);
   forget(self, *j);
 }
 
@@ -57,17 +52,17 @@ void retry_or_fail(self_ptr self, std::shared_ptr<job> j, const std::string& why
     return;
   }
   // Generation has no retry key of its own: it follows the compiler's.
-  int retries = j->k == execute_kind ? s.opts.exec_retries : s.opts.compile_retries;
+  int retries = j->k() == execute_kind ? s.opts.exec_retries : s.opts.compile_retries;
   if (!counts)
     --j->tries;
   if (j->tries <= std::max(0, retries)) {
     if (counts)
-      ++s.stats[j->k].retried;
+      ++s.stats[j->k()].retried;
     j->queued = clock::now();
-    s.queue[j->k].push_front(j->id);
+    s.queue[j->k()].push_front(j->id);
     return;
   }
-  ++s.stats[j->k].failed;
+  ++s.stats[j->k()].failed;
   fail(self, j, "failed on " + std::to_string(j->tries) + " tries: " + why);
 }
 
@@ -83,22 +78,22 @@ std::optional<std::size_t> pick(self_ptr self, const job& j) {
       return true;
     auto& a = s.nodes[i];
     auto& b = s.nodes[*cur];
-    return s.limit(a, j.k) - a.in[j.k] > s.limit(b, j.k) - b.in[j.k];
+    return s.limit(a, j.k()) - a.in[j.k()] > s.limit(b, j.k()) - b.in[j.k()];
   };
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     auto& n = s.nodes[i];
-    if (!s.usable(n, j.k))
+    if (!s.usable(n, j.k()))
       continue;
-    bool holds = j.k == execute_kind && n.builds.count(j.ereq.candidate_build);
+    bool holds = j.k() == execute_kind && n.builds.count(j.as<exec_work>().req.candidate_build);
     holder_up = holder_up || holds;
-    if (n.in[j.k] >= s.limit(n, j.k))
+    if (n.in[j.k()] >= s.limit(n, j.k()))
       continue;
     if (holds && better(best_holder, i))
       best_holder = i;
     if (better(best, i))
       best = i;
   }
-  if (j.k != execute_kind)
+  if (j.k() != execute_kind)
     return best;
   if (best_holder)
     return best_holder;
@@ -126,11 +121,11 @@ void on_compile_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::ui
     ++st.emulation_unsupported;
   if (r.status == env::build_status::ok) {
     n.builds.insert(r.key);
-    s.remember(r.key, j->creq);
+    s.remember(r.key, j->as<compile_work>().req);
   }
   r.id = j->gate_id;
   r.attempts = std::max(r.attempts, j->tries);
-  j->crp.deliver(std::move(r));
+  j->as<compile_work>().rp.deliver(std::move(r));
   forget(self, *j);
   dispatch(self);
 }
@@ -156,7 +151,7 @@ void on_job_error(self_ptr self, std::uint64_t id, std::size_t slot, std::uint64
       node_lost(self, slot, "its front actor is down");
   } else {
     ++n.row.failed;
-    ++s.stats[j->k].failed;
+    ++s.stats[j->k()].failed;
     fail(self, j, text);
   }
   dispatch(self);
@@ -250,7 +245,7 @@ void on_exec_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::uint6
   }
   r.rep.id = j->gate_id;
   r.rep.attempts = std::max(r.rep.attempts, j->tries);
-  j->erp.deliver(std::move(r.rep));
+  j->as<exec_work>().rp.deliver(std::move(r.rep));
   forget(self, *j);
   dispatch(self);
 }
@@ -265,7 +260,7 @@ void on_generate_reply(self_ptr self, std::uint64_t id, std::size_t slot, std::u
   ++s.nodes[slot].row.done;
   ++s.stats[generate_kind].completed;
   r.id = j->gate_id;
-  j->grp.deliver(std::move(r));
+  j->as<generate_work>().rp.deliver(std::move(r));
   forget(self, *j);
   dispatch(self);
 }
@@ -278,24 +273,24 @@ void send_job(self_ptr self, std::shared_ptr<job> j, std::size_t slot, bool new_
   j->sent = clock::now();
   if (new_try)
     ++j->tries;
-  ++n.in[j->k];
+  ++n.in[j->k()];
   n.row.busy = n.in[0] + n.in[1] + n.in[2];
   auto id = j->id;
   auto epoch = n.epoch;
-  if (j->k == generate_kind) {
-    auto req = j->greq;
+  if (j->k() == generate_kind) {
+    auto req = j->as<generate_work>().req;
     req.id = id;
     self->request(n.handle, s.opts.job_timeout, msg::generate_atom_v, std::move(req))
       .then([self, id, slot, epoch](msg::generate_reply& r) { on_generate_reply(self, id, slot, epoch, r); },
             [self, id, slot, epoch](caf::error& e) { on_job_error(self, id, slot, epoch, e); });
-  } else if (j->k == compile_kind) {
-    auto req = j->creq;
+  } else if (j->k() == compile_kind) {
+    auto req = j->as<compile_work>().req;
     req.id = id;
     self->request(n.handle, s.opts.job_timeout, msg::compile_atom_v, std::move(req))
       .then([self, id, slot, epoch](msg::compile_reply& r) { on_compile_reply(self, id, slot, epoch, r); },
             [self, id, slot, epoch](caf::error& e) { on_job_error(self, id, slot, epoch, e); });
   } else {
-    auto req = j->ereq;
+    auto req = j->as<exec_work>().req;
     req.id = id;
     self->request(n.handle, s.opts.job_timeout, msg::exec_atom_v, std::move(req))
       .then([self, id, slot, epoch](msg::node_exec_reply& r) { on_exec_reply(self, id, slot, epoch, r); },

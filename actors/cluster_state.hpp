@@ -20,6 +20,8 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace leap::actors::cluster_detail {
@@ -53,16 +55,30 @@ struct node_slot {
   }
 };
 
+// One kind of work: the request as the requester sent it, and the promise of its reply.
+template <class Request, class Reply>
+struct work {
+  Request req;
+  caf::typed_response_promise<Reply> rp;
+};
+using compile_work = work<msg::compile_request, msg::compile_reply>;
+using exec_work = work<msg::exec_request, msg::exec_reply>;
+using generate_work = work<msg::generate_request, msg::generate_reply>;
+// The alternatives stand in the order of `kind`, so a job's kind is its work's index.
+using any_work = std::variant<compile_work, exec_work, generate_work>;
+static_assert(std::is_same_v<std::variant_alternative_t<compile_kind, any_work>, compile_work>
+              && std::is_same_v<std::variant_alternative_t<execute_kind, any_work>, exec_work>
+              && std::is_same_v<std::variant_alternative_t<generate_kind, any_work>, generate_work>);
+
 struct job {
-  int k = compile_kind;
+  any_work w;
+  int k() const { return static_cast<int>(w.index()); }
+  template <class Work>
+  Work& as() { return std::get<Work>(w); }
+  template <class Work>
+  const Work& as() const { return std::get<Work>(w); }
   std::uint64_t id = 0;      // the dispatcher's (what nodes see)
   std::uint64_t gate_id = 0; // the requester's
-  msg::compile_request creq;
-  msg::exec_request ereq;
-  msg::generate_request greq;
-  caf::typed_response_promise<msg::compile_reply> crp;
-  caf::typed_response_promise<msg::exec_reply> erp;
-  caf::typed_response_promise<msg::generate_reply> grp;
   int tries = 0;
   bool cancelled = false;
   std::optional<std::size_t> node;
