@@ -87,7 +87,7 @@ BENCHES = [
     Bench("cluster", "`leap bench`: the cluster scenario on 1, 2 and 4 node processes", 150,
           "leap_bench", scenario="configs/bench/cluster.toml"),
     Bench("real_cluster", "`leap bench`: real compile and execute in-process and on 1 and 2 "
-          "`leap node` processes", 480, "leap_bench", scenario="configs/bench/real_cluster.toml"),
+          "`leap node` processes", 300, "leap_bench", scenario="configs/bench/real_cluster.toml"),
 ]
 
 
