@@ -181,6 +181,10 @@ struct train_section {
   int max_new_tokens = 384;
   std::uint64_t seed = 1;      // task order and sampling
   int checkpoint_every = 5;    // steps between checkpoints (the last step always saves)
+  int eval_every = 0;          // held-out evaluation every N steps (a multiple of
+                               // checkpoint_every); 0 = none
+  int eval_tasks = 4;          // held-out tasks sampled per set (eval split, generated held-out)
+  std::uint64_t eval_seed = 1; // seed of that sample and of the evaluation's sampling
   std::string warm_start;      // pretrain checkpoint; empty = <out>/pretrain (made if missing)
   std::string warm_start_sha256; // SHA-256 of warm_start's manifest.json; empty = not pinned
   std::vector<std::string> tasks; // empty = every bundled task

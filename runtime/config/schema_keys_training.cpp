@@ -239,6 +239,19 @@ void register_train(registry& r) {
   s.key("seed", &train_section::seed, "Seed of the task order and of sampling.");
   s.key("checkpoint_every", &train_section::checkpoint_every,
         "Steps between checkpoints (the last step always saves).").at_least(1);
+  s.key("eval_every", &train_section::eval_every,
+        "Held-out evaluation during training: every N learner steps (a multiple of "
+        "train.checkpoint_every) the policy of that step, loaded from its checkpoint, is "
+        "evaluated on a fixed sample of held-out tasks with [eval]'s group_size, max_turns, "
+        "temperature, top_p and max_new_tokens. Its Acc@1/Acc@3, compiles and seconds go on "
+        "that step's metrics.jsonl row (\"heldout\"), apart from the training figures and the "
+        "run's budget. 0 = none.").at_least(0);
+  s.key("eval_tasks", &train_section::eval_tasks,
+        "Held-out tasks sampled (under train.eval_seed, the same at every evaluation) from each "
+        "held-out set: the eval split's bundled tasks, and each kind of generated held-out "
+        "task (environment.generated_eval_tasks).").at_least(1);
+  s.key("eval_seed", &train_section::eval_seed,
+        "Seed of the held-out sample and of the held-out evaluation's sampling.");
   s.key("warm_start", &train_section::warm_start,
         "Pretrain checkpoint to start from; empty = <out>/pretrain, made by `leap pretrain` "
         "settings when missing. A relative path is read from the working directory.");

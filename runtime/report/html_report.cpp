@@ -6,6 +6,7 @@
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -51,6 +52,34 @@ std::string chart_of(const std::vector<run_data>& runs, const std::string& title
   return render_svg(c);
 }
 
+// The held-out evaluations' Acc@1 and Acc@3 (train.eval_every): one point per evaluated step,
+// x = step or the run's elapsed minutes (learner steps and evaluations) at the end of that step.
+std::string heldout_chart(const std::vector<run_data>& runs, bool by_wall_clock) {
+  chart c;
+  c.title = by_wall_clock ? "Held-out Acc@1 / Acc@3 by wall-clock" : "Held-out Acc@1 / Acc@3 by step";
+  c.x_label = by_wall_clock ? "wall-clock incl. evaluations (minutes)" : "learner step";
+  c.y_label = "pass rate";
+  c.y_min = 0.0;
+  c.y_max = 1.0;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    for (int k : {1, 3}) {
+      series s;
+      s.label = runs[r].name + " held-out Acc@" + std::to_string(k);
+      s.color = static_cast<int>(r);
+      s.dash = k == 1 ? 0 : 2;
+      for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
+        const auto& h = runs[r].steps[i].heldout;
+        if (!h)
+          continue;
+        s.x.push_back(by_wall_clock ? runs[r].elapsed_seconds[i] / 60.0
+                                    : static_cast<double>(runs[r].steps[i].step));
+        s.y.push_back(k == 1 ? h->acc_at_1 : h->acc_at_3);
+      }
+      c.lines.push_back(std::move(s));
+    }
+  return render_svg(c);
+}
+
 std::string fixed(std::optional<double> v, int decimals) {
   if (!v || !std::isfinite(*v))
     return "&ndash;";
@@ -62,7 +91,8 @@ std::string summary_table(const std::vector<run_data>& runs) {
                   "<th>Acc@1</th><th>Acc@2</th><th>Acc@3</th><th>best Acc@1</th>"
                   "<th>compile requests<br>turn 1 / later</th><th>real compiles</th>"
                   "<th>cache hits</th><th>activated</th><th>turns / pass</th><th>recovery</th>"
-                  "<th>attempts / s</th><th>tasks</th><th>task suite</th></tr>\n";
+                  "<th>attempts / s</th><th>held-out Acc@1 / Acc@3<br>(last; compiles)</th>"
+                  "<th>tasks</th><th>task suite</th></tr>\n";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const auto& run = runs[r];
     long long t1 = 0, later = 0, real = 0, hits = 0, attempts = 0;
@@ -97,6 +127,17 @@ std::string summary_table(const std::vector<run_data>& runs) {
     o += "<td>" + fixed(all([](const step_row& s) { return s.turns_per_pass; }), 2) + "</td>";
     o += "<td>" + fixed(rec_n ? std::optional<double>(rec_sum / rec_n) : std::nullopt, 2) + "</td>";
     o += "<td>" + fixed(wall > 0 ? std::optional<double>(attempts / wall) : std::nullopt, 2) + "</td>";
+    const heldout_row* last_heldout = nullptr;
+    long long heldout_compiles = 0;
+    for (auto& s : run.steps)
+      if (s.heldout) {
+        last_heldout = &*s.heldout;
+        heldout_compiles += s.heldout->compile_requests();
+      }
+    o += "<td>" + (last_heldout ? fixed(last_heldout->acc_at_1, 3) + " / " +
+                                    fixed(last_heldout->acc_at_3, 3) + " (" +
+                                    std::to_string(heldout_compiles) + ")"
+                                : std::string("&ndash;")) + "</td>";
     o += "<td>" + (run.tasks.empty() ? std::string("&ndash;") : std::to_string(run.tasks.size())) +
          "</td>";
     o += "<td><code>" + (run.task_suite.empty() ? std::string("&ndash;") : escape_xml(run.task_suite)) +
@@ -170,12 +211,22 @@ std::string render_report(const std::vector<run_data>& runs) {
               {"execute", [](const step_row& s) { return s.util_execute; }, 2}},
              false, 0.0, 1.0),
   };
+  const bool any_heldout = std::any_of(runs.begin(), runs.end(), [](const run_data& r) {
+    return std::any_of(r.steps.begin(), r.steps.end(),
+                       [](const step_row& s) { return s.heldout.has_value(); });
+  });
+  if (any_heldout) {
+    charts.insert(charts.begin() + 2, heldout_chart(runs, true));
+    charts.insert(charts.begin() + 2, heldout_chart(runs, false));
+  }
   std::string o = page_head("leap report") + "<p>";
   for (std::size_t r = 0; r < runs.size(); ++r)
     o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>";
   o += ". Acc@k: the fraction of a step's ranked attempts solved within k turns (the training "
        "groups themselves; per-step noise is large on small batches). Summary: Acc@k is the "
-       "mean of the last 3 steps; activated, turns / pass and recovery are means over steps.</p>\n";
+       "mean of the last 3 steps; activated, turns / pass and recovery are means over steps. "
+       "Held-out: the evaluations of train.eval_every on a fixed sample of held-out tasks, their "
+       "compile requests counted apart from training's.</p>\n";
   for (auto& r : runs)
     if (!r.warning.empty())
       o += "<p>warning: " + escape_xml(r.warning) + "</p>\n";

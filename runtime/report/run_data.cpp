@@ -65,6 +65,36 @@ result<step_row> parse_row(const nlohmann::json& j, const std::string& where) {
       if (!res)
         return res.err();
   }
+  if (auto it = j.find("heldout"); it != j.end() && !it->is_null()) {
+    if (!it->is_object())
+      return make_error(where + ": field heldout: expected an object");
+    const std::string w = where + ": heldout";
+    heldout_row h;
+    for (auto res : {field(*it, "acc_at_1", h.acc_at_1, w), field(*it, "acc_at_3", h.acc_at_3, w),
+                     field(*it, "tasks", h.tasks, w), field(*it, "attempts", h.attempts, w),
+                     field(*it, "compiles", h.compiles, w),
+                     field(*it, "cache_hits", h.cache_hits, w), field(*it, "seconds", h.seconds, w)})
+      if (!res)
+        return res.err();
+    if (auto sets = it->find("sets"); sets != it->end() && !sets->is_null()) {
+      if (!sets->is_object())
+        return make_error(w + ": field sets: expected an object");
+      for (auto& [name, sj] : sets->items()) {
+        if (!sj.is_object())
+          return make_error(w + ": sets: field " + name + ": expected an object");
+        heldout_set_row hs;
+        hs.name = name;
+        const std::string ws = w + ": sets: " + name;
+        for (auto res : {field(sj, "tasks", hs.tasks, ws), field(sj, "attempts", hs.attempts, ws),
+                         field(sj, "acc_at_1", hs.acc_at_1, ws),
+                         field(sj, "acc_at_3", hs.acc_at_3, ws)})
+          if (!res)
+            return res.err();
+        h.sets.push_back(hs);
+      }
+    }
+    r.heldout = std::move(h);
+  }
   if (auto it = j.find("recovery"); it != j.end() && !it->is_null()) {
     if (!it->is_number())
       return make_error(where + ": field recovery: expected a number or null");
@@ -104,10 +134,12 @@ result<run_data> load_run(const std::string& dir) {
       return row.err();
     run.steps.push_back(*row);
   }
-  double wall = 0;
+  double wall = 0, elapsed = 0;
   for (auto& s : run.steps) {
     wall += s.step_seconds;
+    elapsed += s.step_seconds + (s.heldout ? s.heldout->seconds : 0);
     run.wall_seconds.push_back(wall);
+    run.elapsed_seconds.push_back(elapsed);
   }
   // The checkpoint's record of what the run trained on (optional: an early-killed run has none).
   if (auto st = read_file((fs::path(dir) / "checkpoint" / "trainer_state.json").string())) {

@@ -13,6 +13,21 @@
 
 namespace leap::report {
 
+// A step's held-out evaluation (train.eval_every; the row's "heldout" object).
+struct heldout_set_row {
+  std::string name;                   // eval | generated_instance | generated_composition
+  long long tasks = 0, attempts = 0;
+  double acc_at_1 = 0, acc_at_3 = 0;
+};
+struct heldout_row {
+  double acc_at_1 = 0, acc_at_3 = 0;
+  long long tasks = 0, attempts = 0;
+  long long compiles = 0, cache_hits = 0; // the evaluation's own, not the step's
+  double seconds = 0;                 // its wall-clock, not in the step's step_seconds
+  std::vector<heldout_set_row> sets;
+  long long compile_requests() const { return compiles + cache_hits; }
+};
+
 // One metrics.jsonl line (fields as runtime/workflows/metrics_writer.cpp writes them).
 struct step_row {
   long long step = 0;
@@ -33,6 +48,7 @@ struct step_row {
   long long jobs_retried = 0;         // compile and execute tries repeated after a fault
   long long nodes_lost = 0, nodes_rejoined = 0;
   long long jobs_rerun = 0;           // jobs run again on another node after a loss
+  std::optional<heldout_row> heldout; // present on the steps that had a held-out evaluation
 
   // Compile requests, all turns: every candidate sent to the compiler (hits included).
   long long compile_requests() const { return compiles + cache_hits; }
@@ -47,6 +63,9 @@ struct run_data {
   std::string dir;
   std::vector<step_row> steps;        // in file order (a resumed run's log is truncated first)
   std::vector<double> wall_seconds;   // per step: sum of step_seconds up to and including it
+  // per step: wall_seconds plus the held-out evaluations' seconds up to and including it (the
+  // run's elapsed time at the end of the step's row)
+  std::vector<double> elapsed_seconds;
   std::vector<std::string> tasks;     // from checkpoint/trainer_state.json, when present
   std::string task_suite;             // its task-suite hash, when recorded
   std::string warning;                // e.g. a torn last line that was skipped

@@ -396,7 +396,11 @@ int run(const request& req) {
         {"compile_requests_later", r.compiles_later},
         {"target_acc1", spec.target_acc1},
         {"minutes_to_target",
-         r.minutes_to_target ? nlohmann::json(*r.minutes_to_target) : nlohmann::json()}}}};
+         r.minutes_to_target ? nlohmann::json(*r.minutes_to_target) : nlohmann::json()},
+        {"heldout_acc1", r.heldout_acc1 ? nlohmann::json(*r.heldout_acc1) : nlohmann::json()},
+        {"heldout_acc3", r.heldout_acc3 ? nlohmann::json(*r.heldout_acc3) : nlohmann::json()},
+        {"heldout_compiles",
+         r.heldout_compiles ? nlohmann::json(*r.heldout_compiles) : nlohmann::json()}}}};
     if (auto w = write_file_atomic(j.dir + "/eval.json", dump_lossy(rec) + "\n"); !w) {
       std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
       return exit_failed;

@@ -238,6 +238,12 @@ result<run_result> read_run_result(const std::string& run_dir) {
     r.compiles_later = tr.at("compile_requests_later").get<long long>();
     if (!tr.at("minutes_to_target").is_null())
       r.minutes_to_target = tr.at("minutes_to_target").get<double>();
+    // Absent in results written before held-out evaluation during training existed.
+    for (auto [key, field] : {std::pair<const char*, std::optional<double>*>{"heldout_acc1", &r.heldout_acc1},
+                              {"heldout_acc3", &r.heldout_acc3},
+                              {"heldout_compiles", &r.heldout_compiles}})
+      if (auto it = tr.find(key); it != tr.end() && !it->is_null())
+        *field = it->get<double>();
     r.commit = j.at("commit").get<std::string>();
     r.config_hash = j.at("config_hash").get<std::string>();
     r.task_suite = j.at("task_suite").get<std::string>();
@@ -257,6 +263,9 @@ result<void> add_training_figures(const std::string& run_dir, double target, run
   int rec_n = 0;
   r.compiles_turn1 = r.compiles_later = 0;
   r.minutes_to_target.reset();
+  r.heldout_acc1.reset();
+  r.heldout_acc3.reset();
+  r.heldout_compiles.reset();
   for (std::size_t i = 0; i < run->steps.size(); ++i) {
     const auto& st = run->steps[i];
     act += st.activated_groups;
@@ -266,6 +275,12 @@ result<void> add_training_figures(const std::string& run_dir, double target, run
     }
     r.compiles_turn1 += st.compile_requests_turn1();
     r.compiles_later += st.compiles_later_turns;
+    if (st.heldout) {
+      r.heldout_acc1 = st.heldout->acc_at_1;
+      r.heldout_acc3 = st.heldout->acc_at_3;
+      r.heldout_compiles = r.heldout_compiles.value_or(0)
+                           + static_cast<double>(st.heldout->compile_requests());
+    }
     // Running Acc@1: the mean of the last (up to) 3 steps, as `leap report`'s summary.
     std::size_t k = std::min<std::size_t>(3, i + 1);
     double acc = 0;

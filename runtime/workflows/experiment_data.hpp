@@ -69,6 +69,9 @@ struct run_result {
   long long compiles_turn1 = 0, compiles_later = 0; // compile requests (cache hits included)
   std::optional<double> minutes_to_target;   // first step where the running Acc@1 (mean of the
                                              // last <= 3 steps) reached target_acc1
+  // held-out evaluation during training (train.eval_every): the last one's Acc@1 / Acc@3 and
+  // the compile requests of all of them; none when the run had none
+  std::optional<double> heldout_acc1, heldout_acc3, heldout_compiles;
   std::string commit, config_hash, task_suite;
 };
 
@@ -96,7 +99,7 @@ struct arm_summary {
   int target_reached = 0;
 };
 // The metric keys, in table order: acc1 acc2 acc3 turns_per_pass activated recovery
-// compiles_turn1 compiles_later minutes_to_target.
+// compiles_turn1 compiles_later minutes_to_target heldout_acc1 heldout_acc3 heldout_compiles.
 const std::vector<std::string>& metric_keys();
 std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>& runs);
 

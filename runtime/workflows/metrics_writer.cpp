@@ -4,6 +4,7 @@
 #include "common/json_text.hpp"
 #include "messages/cluster_messages.hpp"
 #include "messages/train_messages.hpp"
+#include "runtime/workflows/heldout_eval.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -121,7 +122,8 @@ result<metrics_writer> metrics_writer::open(const std::string& metrics_path,
 
 result<void> metrics_writer::write_step(const msg::step_report& r, double step_s, double aps,
                                         const step_retries& inf,
-                                        const msg::cluster_status* nodes) {
+                                        const msg::cluster_status* nodes,
+                                        const heldout_figures* heldout) {
   std::string write_error;
   auto row = report_json(r, step_s, aps);
   // What the infrastructure cost this step: attempts lost, jobs tried again, nodes lost and
@@ -152,6 +154,16 @@ result<void> metrics_writer::write_step(const msg::step_report& r, double step_s
                                  {"bytes", nodes->weights_bytes},
                                  {"ms", nodes->weights_ms},
                                  {"nodes", nodes->weights_nodes}};
+  }
+  if (heldout) {
+    auto sets = nlohmann::json::object();
+    for (const auto& hs : heldout->sets)
+      sets[hs.name] = {{"tasks", hs.tasks}, {"attempts", hs.attempts},
+                       {"acc_at_1", hs.acc_at_1}, {"acc_at_3", hs.acc_at_3}};
+    row["heldout"] = {{"acc_at_1", heldout->acc_at_1}, {"acc_at_3", heldout->acc_at_3},
+                      {"tasks", heldout->tasks}, {"attempts", heldout->attempts},
+                      {"compiles", heldout->compiles}, {"cache_hits", heldout->cache_hits},
+                      {"seconds", heldout->seconds}, {"sets", sets}};
   }
   errno = 0;
   metrics_ << dump_lossy(row) << "\n";

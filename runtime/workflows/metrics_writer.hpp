@@ -21,6 +21,8 @@ struct cluster_status;
 
 namespace leap::runtime {
 
+struct heldout_figures;
+
 // A step's infrastructure retries besides its report: compile and execute tries the pools (or the
 // cluster standing in for them) repeated after an infrastructure failure.
 struct step_retries {
@@ -36,10 +38,14 @@ public:
   // Appends step `r`'s row and its groups' lines, and flushes both. `nodes` is the cluster's
   // status (null when not clustered): its cumulative lost / rejoined / rerun counters become
   // per-step figures. An error (a full disk, a file-size limit) names the first file that could
-  // not be written and why; the other is written all the same.
+  // not be written and why; the other is written all the same. `heldout` (null when the step had
+  // no held-out evaluation, train.eval_every) becomes the row's "heldout" object: acc_at_1,
+  // acc_at_3, tasks, attempts, compiles, cache_hits, seconds and "sets" (one object per held-out
+  // set with tasks, attempts, acc_at_1, acc_at_3); readers that do not know it ignore it.
   result<void> write_step(const msg::step_report& r, double step_seconds,
                           double attempts_per_second, const step_retries& retries,
-                          const msg::cluster_status* nodes);
+                          const msg::cluster_status* nodes,
+                          const heldout_figures* heldout = nullptr);
 
   void flush();
 

@@ -16,6 +16,7 @@
 #include "runtime/report/html_report.hpp"
 #include "runtime/report/run_data.hpp"
 #include "runtime/workflows/exit_status.hpp"
+#include "runtime/workflows/heldout_eval.hpp"
 #include "runtime/workflows/metrics_writer.hpp"
 #include "runtime/workflows/run_dir.hpp"
 #include "runtime/workflows/train_policy.hpp"
@@ -26,10 +27,12 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <future>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -67,6 +70,24 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
     return exit_usage;
   }
   const std::vector<std::string> tasks = std::move(*selected);
+  // Held-out evaluation (train.eval_every) loads the policy of its step from that step's
+  // checkpoint: a separate model copy, so the generators' and learner's weights, and training's
+  // randomness, are untouched. Its fixed sample of held-out tasks is drawn once.
+  std::vector<std::string> heldout_tasks;
+  if (tc.eval_every > 0) {
+    if (tc.eval_every % tc.checkpoint_every != 0) {
+      std::fprintf(stderr, "leap train: train.eval_every = %d must be a multiple of "
+                           "train.checkpoint_every = %d (the evaluation loads the policy of its "
+                           "step from that step's checkpoint)\n", tc.eval_every, tc.checkpoint_every);
+      return exit_usage;
+    }
+    auto sample = heldout_sample(svc);
+    if (!sample) {
+      std::fprintf(stderr, "leap train: %s\n", sample.message().c_str());
+      return exit_usage;
+    }
+    heldout_tasks = std::move(*sample);
+  }
   // Recorded with every checkpoint and printed: results name the exact suite they measured.
   const std::string suite_hash = env::task_suite_hash(*svc.tasks);
   // One run per directory, locked before anything in it is read or truncated.
@@ -170,6 +191,12 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
                 tc.max_minutes > 0 ? (format_fixed(tc.max_minutes, 1) + " min of learner steps").c_str() : "",
                 tc.max_minutes > 0 && tc.max_compiles > 0 ? " or " : "",
                 tc.max_compiles > 0 ? (std::to_string(tc.max_compiles) + " compile requests").c_str() : "");
+  if (tc.eval_every > 0)
+    std::printf("held-out evaluation every %d steps: %zu tasks (%s) x G=%d, up to %d turns, seed "
+                "%llu; its compiles and seconds are counted apart from training's and its budget\n",
+                tc.eval_every, heldout_tasks.size(), join(heldout_tasks, ", ").c_str(),
+                cfg.eval.group_size, cfg.eval.max_turns,
+                static_cast<unsigned long long>(tc.eval_seed));
   std::printf("%5s %6s %6s %6s %5s %8s %6s %6s %4s %8s %14s %9s %8s %4s %7s\n", "step", "acc@1",
               "acc@2", "acc@3", "act%", "compiles", "hits", "cancel", "drop", "att/s",
               "util g/c/e %", "loss", "kl", "ver", "step_s");
@@ -235,12 +262,22 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
   // (the trainer saves) and ends as completed. Guarded by out_mtx.
   double spent_seconds = 0;
   long long spent_compiles = 0;
+  // The held-out evaluations' own figures (all segments of the run), and the last one's.
+  int heldout_runs = 0;
+  long long heldout_compiles = 0;
+  double heldout_seconds = 0;
+  std::string heldout_last;
   if (resume && fs::exists(metrics_path)) {
     // metrics.jsonl was truncated to the checkpoint's step above; `leap report`'s reader reads it.
     if (auto earlier = report::load_run(out_dir)) {
       for (const auto& row : earlier->steps) {
         spent_seconds += row.step_seconds;
         spent_compiles += row.compile_requests();
+        if (row.heldout) {
+          ++heldout_runs;
+          heldout_compiles += row.heldout->compile_requests();
+          heldout_seconds += row.heldout->seconds;
+        }
       }
     } else {
       std::fprintf(stderr, "leap train: warning: --resume: the budget counts no earlier step: %s\n",
@@ -277,8 +314,31 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
     auto nodes = board->get();
     const auto inf = infra_of[r.step];
     infra_of.erase(infra_of.begin(), infra_of.upper_bound(r.step));
+    // The held-out evaluation of this step, from its staged checkpoint, before the row is written
+    // and the checkpoint promoted: a kill during it leaves neither, and --resume redoes the step.
+    // Its time is not the next step's (t_last moves past it) and its compiles are not training's.
+    std::optional<heldout_figures> heldout;
+    if (tc.eval_every > 0 && r.step % tc.eval_every == 0
+        && r.checkpoint == msg::checkpoint_state::saved && !g_stop.load()) {
+      const std::string staged = rd.staged_base() + "." + std::to_string(r.step);
+      // On a thread of its own: the evaluation runs a pipeline (an actor system) of its own.
+      auto h = std::async(std::launch::async, [&] {
+                 return evaluate_heldout(svc, staged, heldout_tasks);
+               }).get();
+      t_last = std::chrono::steady_clock::now();
+      if (h) {
+        heldout = std::move(*h);
+        ++heldout_runs;
+        heldout_compiles += heldout->compiles + heldout->cache_hits;
+        heldout_seconds += heldout->seconds;
+        heldout_last = heldout_line(*heldout);
+      } else {
+        std::fprintf(stderr, "leap train: warning: step %lld: %s\n",
+                     static_cast<long long>(r.step), h.message().c_str());
+      }
+    }
     if (auto w = metrics.write_step(r, step_s, aps, {inf.compile_retried, inf.execute_retried},
-                                    nodes ? &*nodes : nullptr);
+                                    nodes ? &*nodes : nullptr, heldout ? &*heldout : nullptr);
         !w)
       write_failed(w.message());
     if (r.checkpoint == msg::checkpoint_state::saved && write_error.empty())
@@ -293,6 +353,8 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
                 util, r.loss, r.kl, static_cast<long long>(r.policy_version), step_s);
     if (nodes)
       std::printf("%s\n", nodes_line(*nodes).c_str());
+    if (heldout)
+      std::printf("%s\n", heldout_line(*heldout).c_str());
     std::fflush(stdout);
     spent_seconds += step_s;
     spent_compiles += static_cast<long long>(r.compiles) + r.cache_hits;
@@ -362,6 +424,10 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
   // The run's page (`leap report` of this run), also after Ctrl-C or a failed step.
   metrics.flush();
   const std::string report_path = rd.report_path();
+  if (heldout_runs > 0)
+    std::printf("held-out evaluation: %d run(s), %lld compile requests and %.1f s apart from "
+                "training's; last:\n%s\n", heldout_runs, heldout_compiles, heldout_seconds,
+                heldout_last.empty() ? "      (in an earlier segment of the run)" : heldout_last.c_str());
   if (auto r = report::write_report({out_dir}, report_path); !r)
     std::fprintf(stderr, "leap train: warning: report.html not written: %s\n", r.message().c_str());
   if (!infra_error.empty()) {

@@ -211,7 +211,9 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   auto run = [&](const std::string& name, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {LEAP_BINARY, "--config", tiny_toml, "--set",
                                      "environment.cache_dir=" + std::string(LEAP_TEST_CACHE_DIR),
-                                     "--set", "train.warm_start=" + warm};
+                                     "--set", "train.warm_start=" + warm,
+                                     // a held-out evaluation at the one step: its columns
+                                     "--set", "train.eval_every=1", "--set", "train.eval_tasks=1"};
     args.insert(args.end(), extra.begin(), extra.end());
     for (auto a : {"experiment", "--out"})
       args.push_back(a);
@@ -232,6 +234,9 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
     EXPECT_EQ(r->arm, arm);
     EXPECT_EQ(r->seed, seed);
     EXPECT_EQ(r->steps, 1);
+    ASSERT_TRUE(r->heldout_acc1 && r->heldout_acc3 && r->heldout_compiles);
+    EXPECT_GE(*r->heldout_acc3, *r->heldout_acc1);
+    EXPECT_GT(*r->heldout_compiles, 0);
     EXPECT_FALSE(r->commit.empty());
     EXPECT_EQ(r->config_hash.size(), 16u);
     EXPECT_FALSE(r->task_suite.empty());
@@ -251,10 +256,24 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   ASSERT_TRUE(table.ok());
   for (auto col : {"| arm | seeds | Acc@1 | Acc@2 | Acc@3 | turns / pass | activated % | "
                    "recovery % | compiles turn 1 | compiles later | min to target (reached) | "
-                   "paper Acc@1/2/3 |",
+                   "held-out Acc@1 | held-out Acc@3 | held-out compiles | paper Acc@1/2/3 |",
                    "| LEAP (rank + DCP) | 2/2 |", "| single-turn GRPO | 2/2 |",
                    "70.0 / 79.2 / 80.8", "not comparable in level"})
     EXPECT_NE(table->find(col), std::string::npos) << col << "\n" << *table;
+  // Each arm's held-out columns hold figures (mean ± interval over its two seeds), not "–".
+  for (const auto& line : split_lines(*table))
+    if (starts_with(line, "| LEAP (rank + DCP) |") || starts_with(line, "| single-turn GRPO |")) {
+      std::vector<std::string> cells(1); // "", arm, seeds, 9 figures, held-out x 3, ...
+      for (char ch : line)
+        if (ch == '|')
+          cells.emplace_back();
+        else
+          cells.back().push_back(ch);
+      ASSERT_GT(cells.size(), 14u) << line;
+      for (std::size_t c = 12; c <= 14; ++c)
+        EXPECT_NE(trim(cells[c]), "–") << "column " << c << ": " << line;
+      EXPECT_NE(cells[12].find("±"), std::string::npos) << line;
+    }
   auto csv = read_file(out + "/results.csv");
   ASSERT_TRUE(csv.ok());
   auto lines = split_lines(*csv);
@@ -263,7 +282,9 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
                       "acc3_mean,acc3_ci95,turns_per_pass_mean,turns_per_pass_ci95,activated_mean,"
                       "activated_ci95,recovery_mean,recovery_ci95,compiles_turn1_mean,"
                       "compiles_turn1_ci95,compiles_later_mean,compiles_later_ci95,"
-                      "minutes_to_target_mean,minutes_to_target_ci95,target_acc1,target_reached,"
+                      "minutes_to_target_mean,minutes_to_target_ci95,heldout_acc1_mean,"
+                      "heldout_acc1_ci95,heldout_acc3_mean,heldout_acc3_ci95,heldout_compiles_mean,"
+                      "heldout_compiles_ci95,target_acc1,target_reached,"
                       "paper_acc1,paper_acc2,paper_acc3,paper_turns_per_pass,paper_activated,"
                       "paper_recovery,commits,config_hashes,task_suites");
   EXPECT_TRUE(starts_with(lines[1], "leap,LEAP (rank + DCP),2,2,")) << lines[1];
