@@ -46,7 +46,7 @@ test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -LE 'e2e|python|gpu|slow'
 
 # Every benchmark once (the micro-benchmarks, bench_serve, the Python clients, the compile-bound
-# and cluster scenarios of `leap bench`; about 20 minutes on 2 cores), each writing the table the
+# and cluster scenarios of `leap bench`; 25 to 30 minutes on 2 cores), each writing the table the
 # docs show to docs/bench/NAME.md, stamped with date, commit, machine, load and the exact command,
 # then copied into the docs' marked blocks (docs/bench.md). BENCH=NAME... runs only those
 # (`python3 scripts/bench_tables.py list` names them). The benchmark binaries get the OpenMP and
