@@ -44,13 +44,17 @@ result<std::vector<std::string>> heldout_sample(const services& svc) {
 result<heldout_figures> evaluate_heldout(const services& svc, const std::string& dir,
                                          const std::vector<std::string>& names) {
   const auto t0 = std::chrono::steady_clock::now();
-  // The same environment with a compiler of its own: the evaluation's builds go to a cache apart
-  // from training's, so training never gets a cache hit from a held-out build.
+  // The same environment with a process runner, compiler and executor of its own: the
+  // evaluation's builds go to a cache apart from training's (training never gets a cache hit from
+  // a held-out build), and shutting its pipeline down leaves training's processes alone (with
+  // the shared ones, training's next execution waited forever).
   services own = svc;
   own.owns_work_dir = false;
+  own.runner = std::make_shared<env::process_runner>();
   env::compiler_options co = svc.compiler->options();
   co.cache_dir = svc.cache_dir + "/heldout";
   own.compiler = std::make_shared<env::compiler>(own.tools, co, *own.runner);
+  own.executor = std::make_shared<env::executor>(svc.executor->options(), *own.runner);
   config::eval_section ec = svc.cfg.eval;
   ec.seed = svc.cfg.train.eval_seed;
   auto ran = eval_detail::run_eval_pipeline(own, dir, names, ec,

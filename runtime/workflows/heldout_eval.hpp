@@ -1,8 +1,9 @@
 // Held-out evaluation during training (train.eval_every): a fixed sample of held-out tasks (the
 // eval split's bundled tasks and each kind of generated held-out task, train.eval_tasks of each,
 // drawn under train.eval_seed) evaluated from the checkpoint of a training step with [eval]'s
-// group size, turns and sampling settings, on a compiler of its own (a build cache apart from
-// training's, so training's compile and cache-hit counts are those of a run without it). Its
+// group size, turns and sampling settings, on a process runner, compiler and executor of its own
+// (a build cache apart from training's, so training's compile and cache-hit counts are those of
+// a run without it; its pipeline's shutdown leaves training's processes alone). Its
 // figures go on that step's metrics.jsonl row (runtime/workflows/metrics_writer.hpp) and the live
 // display. Called by the train workflow from its report callback (one evaluation at a time; the
 // callback blocks until it is done); no CAF or LibTorch in this header.

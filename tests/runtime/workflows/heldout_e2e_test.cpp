@@ -25,7 +25,7 @@ config::leap_config tiny_config(const std::string& warm, std::vector<std::string
   auto cfg = config::defaults();
   // Sync mode, admission order: the same seed trains the same groups step by step whatever the
   // timing, so two runs can be compared row by row.
-  for (auto& s : {"train.batch_order=admission", "executor.seed=5",
+  for (auto& s : {"train.mode=sync", "train.batch_order=admission", "executor.seed=5",
                   "eval.group_size=2", "eval.max_turns=2", "eval.max_new_tokens=320"})
     extra.push_back(s);
   for (auto& s : test::tiny)
@@ -56,7 +56,8 @@ TEST(HeldoutE2E, EvaluatesAtItsStepsApartFromTrainingAndResumesWithoutDuplicates
   const auto root = *make_temp_dir(temp_root(), "leap-heldout-");
   const auto with = root + "/with", without = root + "/without";
 
-  auto cfg = tiny_config(warm, {"train.steps=2", "train.eval_every=2", "train.eval_tasks=1"});
+  // Step 3 trains after an evaluation in the same process.
+  auto cfg = tiny_config(warm, {"train.steps=3", "train.eval_every=2", "train.eval_tasks=1"});
   auto svc = runtime::make_services(cfg);
   ASSERT_TRUE(svc.ok()) << svc.message();
   testing::internal::CaptureStdout();
@@ -67,8 +68,9 @@ TEST(HeldoutE2E, EvaluatesAtItsStepsApartFromTrainingAndResumesWithoutDuplicates
   EXPECT_NE(out.find("held-out evaluation: 1 run(s)"), std::string::npos) << out;
 
   auto m = test::read_jsonl(with + "/metrics.jsonl");
-  ASSERT_EQ(m.size(), 2u);
+  ASSERT_EQ(m.size(), 3u);
   EXPECT_FALSE(m[0].contains("heldout")) << "step 1 is not a multiple of eval_every";
+  EXPECT_FALSE(m[2].contains("heldout"));
   ASSERT_TRUE(m[1].contains("heldout")) << m[1].dump();
   const auto& h = m[1]["heldout"];
   EXPECT_EQ(h["tasks"].get<int>(), 1);
@@ -93,15 +95,15 @@ TEST(HeldoutE2E, EvaluatesAtItsStepsApartFromTrainingAndResumesWithoutDuplicates
   EXPECT_NE(page->find("Held-out Acc@1 / Acc@3 by wall-clock"), std::string::npos);
 
   // The same run without the evaluation trains the same rows.
-  auto cfg0 = tiny_config(warm, {"train.steps=2"});
+  auto cfg0 = tiny_config(warm, {"train.steps=3"});
   auto svc0 = runtime::make_services(cfg0);
   ASSERT_TRUE(svc0.ok()) << svc0.message();
   testing::internal::CaptureStdout();
   ASSERT_EQ(runtime::run_training(**svc0, without, false), 0);
   testing::internal::GetCapturedStdout();
   auto m0 = test::read_jsonl(without + "/metrics.jsonl");
-  ASSERT_EQ(m0.size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) {
+  ASSERT_EQ(m0.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_FALSE(m0[i].contains("heldout"));
     EXPECT_EQ(training_part(m[i]), training_part(m0[i])) << "step " << i + 1;
   }
