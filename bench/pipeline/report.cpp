@@ -8,13 +8,13 @@
 
 namespace leap::bench {
 
-namespace {
-
-std::string f(const char* fmt, double v) {
+std::string format_number(const char* printf_format, double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
+  std::snprintf(buf, sizeof buf, printf_format, v);
   return buf;
 }
+
+namespace {
 
 std::string pad(std::string s, std::size_t w, bool right = true) {
   if (s.size() >= w)
@@ -81,7 +81,7 @@ std::string render_node_figures(const std::vector<node_figures>& nodes) {
       out += " (" + std::to_string(n.compile_cache_hits) + " from its cache)";
     out += ", execute " + std::to_string(n.executes);
     if (n.cpu_seconds >= 0)
-      out += ", CPU " + f("%.1f", n.cpu_seconds) + " s";
+      out += ", CPU " + format_number("%.1f", n.cpu_seconds) + " s";
   }
   return out;
 }
@@ -99,46 +99,46 @@ std::string render_table(const comparison& c) {
     for (int i = 0; i < 3; ++i) {
       auto* s = stage(m, names[i]);
       const bool here = s && !s->on_nodes;
-      util += (i ? "/" : "") + (here ? f("%.2f", s->utilisation) : std::string("-"));
-      q[i] = here ? f("%.2f", s->queue_p50) + "/" + f("%.2f", s->queue_p99) : "-";
+      util += (i ? "/" : "") + (here ? format_number("%.2f", s->utilisation) : std::string("-"));
+      q[i] = here ? format_number("%.2f", s->queue_p50) + "/" + format_number("%.2f", s->queue_p99) : "-";
     }
-    util += "/" + f("%.2f", m.learner_busy);
-    o << pad(m.mode, 19, false) << pad(std::to_string(m.steps), 6) << pad(f("%.1f", m.wall_seconds), 9)
-      << pad(std::to_string(m.attempts), 9) << pad(f("%.2f", m.attempts_per_second), 8)
-      << pad(f("%.3f", m.groups_per_second), 9) << pad(std::to_string(m.compiles), 9)
+    util += "/" + format_number("%.2f", m.learner_busy);
+    o << pad(m.mode, 19, false) << pad(std::to_string(m.steps), 6) << pad(format_number("%.1f", m.wall_seconds), 9)
+      << pad(std::to_string(m.attempts), 9) << pad(format_number("%.2f", m.attempts_per_second), 8)
+      << pad(format_number("%.3f", m.groups_per_second), 9) << pad(std::to_string(m.compiles), 9)
       << pad(std::to_string(m.compiles_later_turns), 8) << pad(std::to_string(m.compiles_cancelled), 7)
       << pad(util, 26) << pad(q[0], 22) << pad(q[1], 14) << pad(q[2], 14) << "\n";
   }
-  o << "\nanalytic bound " << f("%.3f", c.bound.attempts_per_second) << " attempts/s (";
+  o << "\nanalytic bound " << format_number("%.3f", c.bound.attempts_per_second) << " attempts/s (";
   for (std::size_t i = 0; i < c.bound.stages.size(); ++i) {
     auto& s = c.bound.stages[i];
-    o << (i ? ", " : "") << s.stage << " " << f("%.3f", s.attempts_per_second)
+    o << (i ? ", " : "") << s.stage << " " << format_number("%.3f", s.attempts_per_second)
       << (s.measured ? " measured" : "");
     if (s.stage == "cpu")
-      o << ": " << c.bound.cores << " cores / " << f("%.3f", c.bound.cpu_seconds_per_attempt)
+      o << ": " << c.bound.cores << " cores / " << format_number("%.3f", c.bound.cpu_seconds_per_attempt)
         << " CPU s per attempt";
   }
   o << "); bottleneck: " << c.bound.bottleneck << "\n";
   std::string cpu;
   for (auto& m : c.modes)
     if (m.cpu_seconds_per_attempt >= 0)
-      cpu += (cpu.empty() ? "" : ", ") + m.mode + " " + f("%.3f", m.cpu_seconds_per_attempt)
-             + " (leap " + f("%.3f", m.cpu_self_seconds_per_attempt) + ")";
+      cpu += (cpu.empty() ? "" : ", ") + m.mode + " " + format_number("%.3f", m.cpu_seconds_per_attempt)
+             + " (leap " + format_number("%.3f", m.cpu_self_seconds_per_attempt) + ")";
   if (!cpu.empty())
     o << "CPU seconds per attempt, all stages (of which in leap's own process: generation, CAF): "
       << cpu << "\n";
   if (auto* a = find_mode(c, "async")) {
-    o << "async: " << f("%.3f", a->attempts_per_second) << " attempts/s = "
-      << f("%.3f", c.fraction_of_bound) << " of the bound";
+    o << "async: " << format_number("%.3f", a->attempts_per_second) << " attempts/s = "
+      << format_number("%.3f", c.fraction_of_bound) << " of the bound";
     if (find_mode(c, "sync"))
-      o << ", " << f("%.2f", c.speedup_vs_sync) << "x sync";
+      o << ", " << format_number("%.2f", c.speedup_vs_sync) << "x sync";
     o << "\n";
   }
   if (auto* n = find_mode(c, "async_no_dcp")) {
     auto* a = find_mode(c, "async");
     o << "DCP: compiles on turns >= 2 " << (a ? a->compiles_later_turns : 0) << " with DCP, "
       << n->compiles_later_turns << " without: dcp_multiturn_compile_reduction "
-      << f("%.3f", c.dcp_multiturn_compile_reduction) << " (" << c.compiles_avoided_by_dcp
+      << format_number("%.3f", c.dcp_multiturn_compile_reduction) << " (" << c.compiles_avoided_by_dcp
       << " compiles avoided)\n";
   }
   for (auto& m : c.modes)
@@ -150,9 +150,9 @@ std::string render_table(const comparison& c) {
     auto* a = find_mode(c, "async");
     auto* t = find_mode(c, c.turn1_mode);
     o << "turn-1 stragglers of pruned groups " << (c.turn1_mode == "async_cancel_turn1" ? "cancelled" : "kept")
-      << " (" << c.turn1_mode << "): " << f("%.3f", t->attempts_per_second) << " attempts/s = "
-      << f("%.3f", c.turn1_attempts_per_second_ratio) << "x async, Acc@1 " << f("%.3f", t->acc_at_1)
-      << " vs " << f("%.3f", a ? a->acc_at_1 : 0.0) << ", " << c.turn1_compiles_cancelled
+      << " (" << c.turn1_mode << "): " << format_number("%.3f", t->attempts_per_second) << " attempts/s = "
+      << format_number("%.3f", c.turn1_attempts_per_second_ratio) << "x async, Acc@1 " << format_number("%.3f", t->acc_at_1)
+      << " vs " << format_number("%.3f", a ? a->acc_at_1 : 0.0) << ", " << c.turn1_compiles_cancelled
       << " compile jobs and " << c.turn1_cancelled_attempts
       << " attempts cancelled (left out of the ranking)\n";
   }
@@ -166,20 +166,20 @@ std::string render_csv(const comparison& c) {
        "util_generate,util_compile,util_execute,util_learner,queue_p50_generate,queue_p99_generate,"
        "queue_p50_compile,queue_p99_compile,queue_p50_execute,queue_p99_execute,acc_at_1,acc_at_3\n";
   for (auto& m : c.modes) {
-    o << c.scenario << "," << m.mode << "," << m.steps << "," << f("%.4f", m.wall_seconds) << ","
-      << m.attempts << "," << m.groups << "," << f("%.4f", m.attempts_per_second) << ","
-      << f("%.5f", m.groups_per_second) << "," << m.compiles << "," << m.compiles_later_turns << ","
+    o << c.scenario << "," << m.mode << "," << m.steps << "," << format_number("%.4f", m.wall_seconds) << ","
+      << m.attempts << "," << m.groups << "," << format_number("%.4f", m.attempts_per_second) << ","
+      << format_number("%.5f", m.groups_per_second) << "," << m.compiles << "," << m.compiles_later_turns << ","
       << m.compiles_cancelled << "," << m.cancelled_attempts << "," << m.cache_hits;
     for (const char* n : {"generate", "compile", "execute"}) {
       auto* s = stage(m, n);
-      o << "," << f("%.4f", s ? s->utilisation : 0.0);
+      o << "," << format_number("%.4f", s ? s->utilisation : 0.0);
     }
-    o << "," << f("%.4f", m.learner_busy);
+    o << "," << format_number("%.4f", m.learner_busy);
     for (const char* n : {"generate", "compile", "execute"}) {
       auto* s = stage(m, n);
-      o << "," << f("%.4f", s ? s->queue_p50 : 0.0) << "," << f("%.4f", s ? s->queue_p99 : 0.0);
+      o << "," << format_number("%.4f", s ? s->queue_p50 : 0.0) << "," << format_number("%.4f", s ? s->queue_p99 : 0.0);
     }
-    o << "," << f("%.4f", m.acc_at_1) << "," << f("%.4f", m.acc_at_3) << "\n";
+    o << "," << format_number("%.4f", m.acc_at_1) << "," << format_number("%.4f", m.acc_at_3) << "\n";
   }
   return o.str();
 }
@@ -291,16 +291,16 @@ std::string render_sweep_table(const std::vector<sweep_point>& pts) {
     << "  bottleneck (analytic)   busiest (measured)\n";
   for (auto& p : pts) {
     for (auto& [k, v] : p.axes)
-      o << pad(f("%g", v), 14, false);
+      o << pad(format_number("%g", v), 14, false);
     std::string util;
     for (const char* n : {"generate", "compile", "execute"}) {
       auto* s = stage(p.async, n);
-      util += (util.empty() ? "" : "/") + f("%.2f", s ? s->utilisation : 0.0);
+      util += (util.empty() ? "" : "/") + format_number("%.2f", s ? s->utilisation : 0.0);
     }
     double frac = p.bound.attempts_per_second > 0 && std::isfinite(p.bound.attempts_per_second)
                     ? p.async.attempts_per_second / p.bound.attempts_per_second : 0.0;
-    o << pad(f("%.3f", p.async.attempts_per_second), 9)
-      << pad(f("%.3f", finite_or_zero(p.bound.attempts_per_second)), 9) << pad(f("%.2f", frac), 9)
+    o << pad(format_number("%.3f", p.async.attempts_per_second), 9)
+      << pad(format_number("%.3f", finite_or_zero(p.bound.attempts_per_second)), 9) << pad(format_number("%.2f", frac), 9)
       << pad(util, 16) << "  " << pad(p.bound.bottleneck, 23, false) << "  " << p.busiest << "\n";
   }
   return o.str();
@@ -316,13 +316,13 @@ std::string render_sweep_csv(const std::vector<sweep_point>& pts) {
        "util_execute,bottleneck,busiest\n";
   for (auto& p : pts) {
     for (auto& [k, v] : p.axes)
-      o << f("%g", v) << ",";
+      o << format_number("%g", v) << ",";
     double bound = finite_or_zero(p.bound.attempts_per_second);
-    o << f("%.4f", p.async.attempts_per_second) << "," << f("%.4f", bound) << ","
-      << f("%.4f", bound > 0 ? p.async.attempts_per_second / bound : 0.0);
+    o << format_number("%.4f", p.async.attempts_per_second) << "," << format_number("%.4f", bound) << ","
+      << format_number("%.4f", bound > 0 ? p.async.attempts_per_second / bound : 0.0);
     for (const char* n : {"generate", "compile", "execute"}) {
       auto* s = stage(p.async, n);
-      o << "," << f("%.4f", s ? s->utilisation : 0.0);
+      o << "," << format_number("%.4f", s ? s->utilisation : 0.0);
     }
     o << "," << p.bound.bottleneck << "," << p.busiest << "\n";
   }
@@ -387,7 +387,7 @@ double in_process_rate(const std::vector<real_cluster_row>& rows) {
   return 0;
 }
 
-std::string cpu_text(double v) { return v >= 0 ? f("%.3f", v) : std::string("-"); }
+std::string cpu_text(double v) { return v >= 0 ? format_number("%.3f", v) : std::string("-"); }
 
 } // namespace
 
@@ -402,9 +402,9 @@ std::string render_real_cluster_table(const std::vector<real_cluster_row>& rows)
     auto d = derive(r);
     const auto& m = r.async;
     o << pad(where_of(r.nodes), 17, false) << pad(std::to_string(m.steps), 6)
-      << pad(f("%.1f", m.wall_seconds), 9) << pad(std::to_string(m.attempts), 9)
-      << pad(f("%.3f", m.attempts_per_second), 8)
-      << pad(base > 0 ? f("%.2fx", m.attempts_per_second / base) : std::string("-"), 11)
+      << pad(format_number("%.1f", m.wall_seconds), 9) << pad(std::to_string(m.attempts), 9)
+      << pad(format_number("%.3f", m.attempts_per_second), 8)
+      << pad(base > 0 ? format_number("%.2fx", m.attempts_per_second / base) : std::string("-"), 11)
       << pad(std::to_string(d.compile_jobs), 13) << pad(std::to_string(m.cache_hits), 7)
       << pad(std::to_string(d.execute_jobs), 13)
       << pad(cpu_text(d.head_cpu_per_attempt), 20) << pad(cpu_text(d.nodes_cpu_per_attempt), 7)
@@ -427,13 +427,13 @@ std::string render_real_cluster_csv(const std::string& scenario,
   for (auto& r : rows) {
     auto d = derive(r);
     const auto& m = r.async;
-    o << scenario << "," << r.nodes << "," << m.steps << "," << f("%.4f", m.wall_seconds) << ","
-      << m.attempts << "," << f("%.4f", m.attempts_per_second) << ","
-      << (base > 0 ? f("%.4f", m.attempts_per_second / base) : std::string()) << ","
+    o << scenario << "," << r.nodes << "," << m.steps << "," << format_number("%.4f", m.wall_seconds) << ","
+      << m.attempts << "," << format_number("%.4f", m.attempts_per_second) << ","
+      << (base > 0 ? format_number("%.4f", m.attempts_per_second / base) : std::string()) << ","
       << d.compile_jobs << "," << m.cache_hits << "," << d.execute_jobs << ","
-      << (d.head_cpu_per_attempt >= 0 ? f("%.4f", d.head_cpu_per_attempt) : std::string()) << ","
-      << (d.nodes_cpu_per_attempt >= 0 ? f("%.4f", d.nodes_cpu_per_attempt) : std::string()) << ","
-      << (d.cpu_per_attempt >= 0 ? f("%.4f", d.cpu_per_attempt) : std::string()) << "\n";
+      << (d.head_cpu_per_attempt >= 0 ? format_number("%.4f", d.head_cpu_per_attempt) : std::string()) << ","
+      << (d.nodes_cpu_per_attempt >= 0 ? format_number("%.4f", d.nodes_cpu_per_attempt) : std::string()) << ","
+      << (d.cpu_per_attempt >= 0 ? format_number("%.4f", d.cpu_per_attempt) : std::string()) << "\n";
   }
   return o.str();
 }

@@ -34,6 +34,10 @@ void derive(comparison& c);
 
 // Each node's part of a run, in one line: "HOST:PORT compile 12 (3 from its cache), execute 9,
 // CPU 4.1 s; ..." ("" without nodes).
+// One number through a printf format of one double ("%.2f", "%.2fx", "%+.1f%%"); the text and
+// Markdown reports share it.
+std::string format_number(const char* printf_format, double v);
+
 std::string render_node_figures(const std::vector<node_figures>& nodes);
 
 std::string render_table(const comparison& c);
