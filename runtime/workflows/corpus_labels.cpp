@@ -121,25 +121,25 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   std::vector<label> labels(vars.size());
   std::vector<bool> have(vars.size(), false);
   std::vector<std::string> keys(vars.size());
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> unlabelled;
   for (std::size_t i = 0; i < vars.size(); ++i) {
     keys[i] = label_key(svc, svc.tasks->at(vars[i].task), vars[i].source);
     if (opt.reuse_labels && load_label(label_dir + "/" + keys[i] + ".json", labels[i])) {
       have[i] = true;
       ++sum.label_cache_hits;
     } else {
-      todo.push_back(i);
+      unlabelled.push_back(i);
     }
   }
-  std::size_t done = vars.size() - todo.size();
+  std::size_t done = vars.size() - unlabelled.size();
   if (opt.progress)
     opt.progress(done, vars.size());
   const std::size_t batch = std::max<std::size_t>(1, opt.batch);
-  for (std::size_t b = 0; b < todo.size(); b += batch) {
+  for (std::size_t b = 0; b < unlabelled.size(); b += batch) {
     std::vector<check_item> items;
     std::vector<std::size_t> idx;
-    for (std::size_t k = b; k < std::min(todo.size(), b + batch); ++k) {
-      auto i = todo[k];
+    for (std::size_t k = b; k < std::min(unlabelled.size(), b + batch); ++k) {
+      auto i = unlabelled[k];
       items.push_back({vars[i].task, vars[i].source, false, false});
       idx.push_back(i);
     }
