@@ -88,7 +88,7 @@ result<void> save(learner_state& st, const std::string& dir, const std::string& 
     return make_error(std::string("the trainer state is not JSON: ") + e.what());
   }
   j["progress"] = nlohmann::json::parse(progress_to_json(st.opts.progress));
-  return st.model->save_with_state(dir, st.opts.tokenizer_json_path, st.step, st.step, j.dump());
+  return st.model->save_with_state(dir, st.opts.tokenizer_json, st.step, st.step, j.dump());
 }
 
 using learner_actor_ptr = msg::learner_actor::stateful_pointer<learner_state>;

@@ -27,7 +27,9 @@ struct learner_options {
   batch_order order = batch_order::finish; // which B groups make a step (batch_buffer.hpp)
   policy::rl_options rl;
   std::int64_t start_step = 0;     // steps already taken (resume)
-  std::string tokenizer_json_path; // copied into every checkpoint
+  // tokenizer.json's text, written into every checkpoint. The text, not a path: a resumed run
+  // starts from its own checkpoint directory, which each promotion replaces while the run goes on.
+  std::string tokenizer_json;
   task_progress progress;          // tasks trained on so far (saved as "progress")
   std::size_t task_count = 0;
   // Periodic checkpoints, written right after the step and before its report, so a step that

@@ -156,8 +156,9 @@ public:
   // a policy version to the generators (in a message, so it also crosses machines).
   result<std::string> export_weights() const;
   result<void> import_weights(const std::string& safetensors_image);
-  // Like save(), with the trainer's free-form state (JSON text) in trainer_state.json.
-  result<void> save_with_state(const std::string& dir, const std::string& tokenizer_json_path,
+  // Like save(), with the trainer's free-form state (JSON text) in trainer_state.json and the
+  // tokenizer given as its text (tokenizer.json's content), not a path.
+  result<void> save_with_state(const std::string& dir, const std::string& tokenizer_json,
                                std::int64_t step, std::int64_t policy_version,
                                const std::string& extra_json) const;
 

@@ -270,14 +270,14 @@ result<void> policy_model::import_weights(const std::string& image) {
 }
 
 result<void> policy_model::save_with_state(const std::string& dir,
-                                           const std::string& tokenizer_json_path,
+                                           const std::string& tokenizer_json,
                                            std::int64_t step, std::int64_t policy_version,
                                            const std::string& extra_json) const {
   checkpoint_save_options o;
   o.optimizer = impl_->opt.get();
   o.state.step = step;
   o.state.policy_version = policy_version;
-  o.tokenizer_json_path = tokenizer_json_path;
+  o.tokenizer_json = tokenizer_json;
   try {
     o.state.extra = nlohmann::json::parse(extra_json.empty() ? "{}" : extra_json);
   } catch (const std::exception& e) {

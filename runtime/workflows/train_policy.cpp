@@ -1,6 +1,7 @@
 // The train workflow's policy: see train_policy.hpp.
 #include "runtime/workflows/train_policy.hpp"
 
+#include "common/fs.hpp"
 #include "policy/model/checkpoint_verify.hpp"
 #include "policy/generation_engine.hpp"
 #include "policy/policy_model.hpp"
@@ -17,6 +18,10 @@ result<run_policy> load_policy(const services& svc, const std::string& start, bo
   auto tok_path = policy::checkpoint_tokenizer_path(start);
   if (!tok_path)
     return tok_path.err();
+  auto tok_text = read_file(*tok_path);
+  if (!tok_text)
+    return tok_text.err();
+  p.tokenizer_json = std::move(*tok_text);
   auto tok = policy::tokenizer::load(*tok_path);
   if (!tok)
     return tok.err();

@@ -23,6 +23,9 @@ namespace leap::runtime::train_detail {
 // KL reference, and the generators' replicas.
 struct run_policy {
   std::shared_ptr<const policy::tokenizer> tok;
+  // tokenizer.json's text as loaded, copied into each checkpoint: the start directory itself may
+  // be replaced while the run goes on (a resumed run starts from the checkpoint it promotes into).
+  std::string tokenizer_json;
   std::shared_ptr<policy::policy_model> model;
   std::shared_ptr<policy::generation_engine> engine;
 };

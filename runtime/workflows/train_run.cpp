@@ -229,7 +229,7 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
   td.learner.order = tc.batch_order;
   td.learner.rl = rl_options_of(cfg);
   td.learner.start_step = start_step;
-  td.learner.tokenizer_json_path = start_checkpoint + "/tokenizer.json";
+  td.learner.tokenizer_json = pol->tokenizer_json;
   td.learner.progress = progress;
   td.learner.task_count = tasks.size();
   td.learner.checkpoint_every = tc.checkpoint_every;
