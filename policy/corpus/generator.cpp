@@ -40,6 +40,9 @@ const std::map<std::string, std::string>& families() {
   return m;
 }
 
+constexpr const char* generated_family = "generated";
+constexpr const char* generated_reference_name = "reference.naive";
+
 // A generated task (env/taskgen): named gen_... and its reference rendered by the generator.
 bool is_generated(const env::task_spec& t) {
   return t.name.rfind("gen_", 0) == 0 && t.reference_source.rfind("// leap-taskgen-op:", 0) == 0;
@@ -152,6 +155,11 @@ result<std::string> generic_bug(const std::string& src, bug_kind kind,
 
 } // namespace
 
+bool is_generated_reference(const variant& v) {
+  return v.kind == variant_kind::solution && v.family == generated_family
+         && v.name == generated_reference_name && v.task.rfind("gen_", 0) == 0;
+}
+
 std::vector<std::string> known_tasks() {
   std::vector<std::string> out;
   for (auto& [n, f] : families())
@@ -182,9 +190,9 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
       // the bounds guard made off by one or removed.
       variant sol;
       sol.task = t.name;
-      sol.family = "generated";
+      sol.family = generated_family;
       sol.strategy = "reference";
-      sol.name = "reference.naive";
+      sol.name = generated_reference_name;
       sol.source = reference_target(t.reference_source);
       rng r(opt.seed ^ fnv1a(t.name));
       std::vector<std::string> outputs;

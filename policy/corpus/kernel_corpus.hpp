@@ -89,6 +89,9 @@ struct generate_options {
 // source kinds, and off_by_one / missing_bounds on the kernel's `if (.. >= ..) return;` guard).
 result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
                                       const generate_options& opt);
+// Whether `v` is a generated task's one correct variant: its reference with only comment lines
+// and unused helper functions removed, so it computes what the reference computes.
+bool is_generated_reference(const variant& v);
 
 // Task names the generator knows (every bundled task).
 std::vector<std::string> known_tasks();

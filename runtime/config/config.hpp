@@ -103,6 +103,11 @@ struct policy_section {
 // the buggy one (policy/text/code_edit.hpp).
 enum class repair_format { full, edit };
 
+// How a generated task's reference target gets its label (sft.generated_labels): run through the
+// environment like every variant, or taken as correct because it is the task's own reference with
+// only comments and unused helper functions removed (policy/corpus/generator.cpp).
+enum class generated_labels { environment, construction };
+
 // Supervised warm start on the generated corpus (`leap pretrain`).
 struct sft_section {
   double minutes = 10.0;     // wall-clock budget of the optimisation
@@ -117,6 +122,7 @@ struct sft_section {
   std::uint64_t corpus_seed = 1;
   int bugs_per_kind = 1;
   int generated_bugs_per_kind = 1;
+  generated_labels generated_reference_labels = generated_labels::environment;
   int solutions_per_task = 0;
   std::vector<std::string> bug_kinds = {"off_by_one",      "missing_bounds", "wrong_index",
                                         "missing_sync",    "wrong_reduction", "uninit_output",

@@ -140,6 +140,16 @@ void register_sft(registry& r) {
         "0 labels thousands of generated tasks for turn-1 targets only (one run each), while the "
         "bundled tasks' bugs still become repair dialogues.")
       .at_least(0);
+  s.key_enum("generated_labels", &sft_section::generated_reference_labels,
+             {{"environment", generated_labels::environment},
+              {"construction", generated_labels::construction}},
+             "How a generated task's reference target is labelled: environment = compiled and run "
+             "like every variant (about a second each on 2 CPU cores, so thousands take an hour); "
+             "construction = correct without a run, because it is the task's own reference (what "
+             "candidates are compared with; `leap tasks verify` checks it against LibTorch) with "
+             "only its comment lines and unused helper functions removed. Bug variants are always "
+             "labelled by the environment. corpus.jsonl marks each such record `\"label\": "
+             "\"construction\"`.");
 }
 
 void register_eval(registry& r) {

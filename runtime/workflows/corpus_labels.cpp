@@ -74,6 +74,8 @@ corpus_options corpus_options_of(const config::sft_section& sft) {
   corpus_options co;
   co.bugs_per_kind = sft.bugs_per_kind;
   co.generated_bugs_per_kind = sft.generated_bugs_per_kind;
+  co.generated_references_by_construction =
+      sft.generated_reference_labels == config::generated_labels::construction;
   co.solutions_per_task = sft.solutions_per_task;
   co.bug_kinds = sft.bug_kinds;
   return co;
@@ -122,7 +124,14 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   std::vector<bool> have(vars.size(), false);
   std::vector<std::string> keys(vars.size());
   std::vector<std::size_t> unlabelled;
+  std::vector<bool> by_construction(vars.size(), false);
   for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (opt.generated_references_by_construction && corpus::is_generated_reference(vars[i])) {
+      labels[i].st = env::status::correct;
+      have[i] = by_construction[i] = true;
+      ++sum.labels_by_construction;
+      continue;
+    }
     keys[i] = label_key(svc, svc.tasks->at(vars[i].task), vars[i].source);
     if (opt.reuse_labels && load_label(label_dir + "/" + keys[i] + ".json", labels[i])) {
       have[i] = true;
@@ -193,6 +202,8 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
     j["emulation_unsupported"] = l.emulation_unsupported;
     j["target"] = is_sol && l.st == env::status::correct;
     j["label_cached"] = l.cached;
+    if (by_construction[i])
+      j["label"] = "construction";
     jsonl += dump_lossy(j) + "\n";
     ++sum.variants;
     ++totals[env::to_string(l.st)];
@@ -268,6 +279,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
                        {"benign_bugs", sum.benign_bugs},
                        {"emulation_unsupported", sum.emulation_unsupported},
                        {"label_cache_hits", sum.label_cache_hits},
+                       {"labels_by_construction", sum.labels_by_construction},
                        {"leap_errors", sum.leap_errors},
                        {"status_totals", totals},
                        {"per_task", per_task},

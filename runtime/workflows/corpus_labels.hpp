@@ -26,6 +26,9 @@ struct corpus_options {
   std::string tasks_key = "--task"; // where `tasks` came from, for error messages
   int bugs_per_kind = 1;            // buggy variants per (task, bug kind)
   int generated_bugs_per_kind = 1;  // the same for generated tasks
+  // sft.generated_labels: construction = a generated task's reference target is correct without a
+  // run (it is the reference itself, less comments and unused helpers); bugs still run.
+  bool generated_references_by_construction = false;
   int solutions_per_task = 0;       // correct strategies per task (sft.solutions_per_task); 0 = all
   // Bug kinds to inject, by name (sft.bug_kinds); empty = every kind the generator has.
   std::vector<std::string> bug_kinds;
@@ -42,6 +45,7 @@ struct corpus_summary {
   std::size_t benign_bugs = 0;             // buggy variants that nevertheless passed
   std::size_t emulation_unsupported = 0;
   std::size_t label_cache_hits = 0;
+  std::size_t labels_by_construction = 0; // generated references not run (sft.generated_labels)
   std::size_t leap_errors = 0;             // evaluator failures (no verdict): not written
   double seconds = 0;
   std::string corpus_path, stats_path;

@@ -138,3 +138,79 @@ TEST(CorpusE2E, SmallCorpusIsReallyLabelled) {
   EXPECT_EQ(again->label_cache_hits, again->variants);
   EXPECT_EQ(again->targets, fill->targets);
 }
+
+// sft.generated_labels = construction: a generated task's reference target is labelled correct
+// without a run (and marked so), its bugs are still labelled by runs and still become repair
+// dialogues; and the environment, asked, gives the same verdict for the references.
+TEST(CorpusE2E, GeneratedReferencesLabelledByConstructionAgreeWithTheEnvironment) {
+  auto cfg = config::defaults();
+  ASSERT_TRUE(config::apply_override(cfg, "environment.backend=cpu").ok());
+  ASSERT_TRUE(config::apply_override(cfg, "environment.generated_tasks=2").ok());
+  cfg.environment.cache_dir = LEAP_TEST_CACHE_DIR;
+  cfg.executor.timeout_seconds = 6;
+  cfg.executor.trials = 1;
+  auto svc = make_services(cfg);
+  ASSERT_TRUE(svc.ok()) << svc.message();
+  std::vector<std::string> generated;
+  for (const auto& [name, t] : *(*svc)->tasks)
+    if (name.rfind("gen_", 0) == 0)
+      generated.push_back(name);
+  ASSERT_EQ(generated.size(), 2u);
+  auto ev_made = evaluator::create(**svc);
+  ASSERT_TRUE(ev_made) << ev_made.message();
+  auto& ev = **ev_made;
+
+  auto out = std::string(LEAP_TEST_OUTPUT_DIR) + "/corpus-e2e-construction";
+  std::filesystem::remove_all(out);
+  corpus_options opt;
+  opt.out_dir = out;
+  opt.tasks = generated;
+  opt.bug_kinds = {"typo_semicolon", "missing_bounds"};
+  opt.reuse_labels = false;
+  opt.generated_references_by_construction = true;
+  auto sum = build_corpus(**svc, ev, opt);
+  ASSERT_TRUE(sum.ok()) << sum.message();
+  EXPECT_EQ(sum->labels_by_construction, 2u);
+  EXPECT_EQ(sum->targets, 2u);
+  std::map<std::string, std::string> reference_code;
+  std::map<std::string, int> ran_bugs, repairs;
+  for (auto& r : read_jsonl(sum->corpus_path)) {
+    const std::string task = r["task"];
+    if (r["kind"] == "solution") {
+      EXPECT_EQ(r.value("label", ""), "construction") << r.dump();
+      EXPECT_EQ(r["status"], "correct");
+      EXPECT_TRUE(r["target"].get<bool>());
+      EXPECT_TRUE(r["feedback"].get<std::string>().empty()); // nothing ran
+      reference_code[task] = r["code"];
+    } else if (r["kind"] == "buggy") {
+      EXPECT_FALSE(r.contains("label")) << r.dump();
+      EXPECT_FALSE(r["feedback"].get<std::string>().empty()) << r.dump(); // a real run's verdict
+      ++ran_bugs[task];
+    } else {
+      ASSERT_EQ(r["kind"], "repair");
+      EXPECT_EQ(r["fixed_code"], reference_code[task]);
+      ++repairs[task];
+    }
+  }
+  auto stats = nlohmann::json::parse(*read_file(sum->stats_path));
+  EXPECT_EQ(stats["labels_by_construction"], 2);
+  for (auto& t : generated) {
+    EXPECT_GE(ran_bugs[t], 1) << t;
+    EXPECT_GE(repairs[t], 1) << t;
+  }
+
+  // The same references through the environment: correct too.
+  opt.generated_references_by_construction = false;
+  opt.bug_kinds = {"typo_semicolon"};
+  auto ran = build_corpus(**svc, ev, opt);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  EXPECT_EQ(ran->labels_by_construction, 0u);
+  EXPECT_EQ(ran->targets, 2u);
+  for (auto& r : read_jsonl(ran->corpus_path))
+    if (r["kind"] == "solution") {
+      EXPECT_EQ(r["status"], "correct") << r.dump();
+      EXPECT_FALSE(r.contains("label"));
+      EXPECT_FALSE(r["feedback"].get<std::string>().empty());
+    }
+  std::filesystem::remove_all(out);
+}
