@@ -70,7 +70,11 @@ def isolated_python(package_copy, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(leap_binary):
-    srv = LeapServer(leap_binary, extra_sets=("executor.workers=2",))
+    # One trial and no repeat run per check: these tests judge the client package against a live
+    # server (statuses, rewards, concurrency), not the depth of a verdict, and the 64 episodes'
+    # hundreds of checks otherwise each run the candidate four times.
+    srv = LeapServer(leap_binary, extra_sets=("executor.workers=2", "executor.trials=1",
+                                              "executor.check_repeat=false"))
     yield srv
     srv.stop()
 
