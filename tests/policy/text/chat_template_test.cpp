@@ -235,12 +235,14 @@ TEST(ChatTemplate, TokenizerConfigsWithTheRealIds) {
     std::string bos, eos, pad;
     std::int64_t end_of_turn_id, eos_id;
   };
+  // The three configs from one run of the reference (one import of transformers, not three).
+  temp_dir dir("leap-tc-");
+  ASSERT_TRUE(run_reference("chat_reference.py", "--tokenizer-configs " + dir.path + " llama3 qwen2_5 qwen3", "",
+                            dir.path + "/out.txt", dir.path + "/err.txt"));
   for (const want& w : {want{"llama3", chat_format::llama3, "<|begin_of_text|>", "<|eot_id|>", "", 128009, 128009},
                         want{"qwen2_5", chat_format::chatml, "", "<|im_end|>", "<|endoftext|>", 151645, 151645},
                         want{"qwen3", chat_format::chatml, "", "<|im_end|>", "<|endoftext|>", 151645, 151645}}) {
-    temp_dir dir("leap-tc-");
-    const auto path = dir.path + "/tokenizer_config.json";
-    ASSERT_TRUE(run_reference("chat_reference.py", "--tokenizer-config " + w.name, "", path, dir.path + "/err.txt"));
+    const auto path = dir.path + "/" + w.name + ".json";
     auto text = read_file(path);
     ASSERT_TRUE(text.ok()) << text.message();
     auto tc = parse_tokenizer_config(*text, path);

@@ -4,6 +4,7 @@ tests/python/chat_templates/ (see SOURCES.md there).
 
 usage: .venv/bin/python chat_reference.py llama3|qwen2_5|qwen3 < conversations.jsonl > rendered.jsonl
        .venv/bin/python chat_reference.py --tokenizer-config NAME > tokenizer_config.json
+       .venv/bin/python chat_reference.py --tokenizer-configs OUT_DIR NAME... (OUT_DIR/NAME.json each)
 
 Reads one JSON array of {"role", "content"} messages per line and writes one JSON object per line,
 {"renderer": ..., "text": ...}: the conversation as apply_chat_template(tokenize=False,
@@ -12,7 +13,8 @@ word-level `tokenizers` model holding only the special tokens: rendering with to
 the template and the special-token strings (bos_token for Llama 3), never the vocabulary.
 --tokenizer-config writes the model's tokenizer_config.json as transformers' save_pretrained
 writes it, with the template and the real special-token ids (SOURCES.md), for the C++ test to
-parse. Runs offline; nothing is downloaded.
+parse; --tokenizer-configs writes several in one run (transformers is imported once). Runs offline;
+nothing is downloaded.
 """
 import json
 import pathlib
@@ -70,6 +72,11 @@ def tokenizer_config(name):
 def main(argv):
     if len(argv) == 3 and argv[1] == "--tokenizer-config" and argv[2] in SPECIALS:
         json.dump(tokenizer_config(argv[2]), sys.stdout, ensure_ascii=False, indent=2)
+        return 0
+    if len(argv) >= 4 and argv[1] == "--tokenizer-configs" and all(n in SPECIALS for n in argv[3:]):
+        for name in argv[3:]:
+            text = json.dumps(tokenizer_config(name), ensure_ascii=False, indent=2)
+            (pathlib.Path(argv[2]) / f"{name}.json").write_text(text, encoding="utf-8")
         return 0
     if len(argv) != 2 or argv[1] not in SPECIALS:
         sys.stderr.write(__doc__)
