@@ -94,12 +94,21 @@ struct cluster_fixture : ::testing::Test {
   // `leap check --json` of one candidate; the verdict, or the stderr text on failure.
   nlohmann::json check(const std::string& name, const std::string& source,
                        std::vector<std::string> extra) {
+    return verdict(start_check(name, source, std::move(extra)));
+  }
+
+  // check() in two halves, so independent checks (the single-process verdicts a test compares
+  // with) can run at once: start_check starts `leap check`, verdict waits for its answer.
+  leap_process& start_check(const std::string& name, const std::string& source,
+                            std::vector<std::string> extra) {
     std::vector<std::string> args = {"--set", "environment.backend=cpu",
                                      "--set", "environment.cache_dir=" + root + "/cache-" + name,
                                      "--set", "executor.seed=7"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"check", "--task", "vector_add", "--source", source, "--json"});
-    auto& p = start(name, args);
+    return start(name, args);
+  }
+  static nlohmann::json verdict(leap_process& p) {
     if (!p.exited(std::chrono::seconds(120))) {
       p.kill(SIGKILL);
       return {{"failure", "timed out"}};
@@ -148,13 +157,22 @@ TEST_F(cluster_fixture, CheckThroughTwoNodesGivesTheSingleProcessVerdicts) {
   auto b = start_node("node-b");
   ASSERT_FALSE(a.empty());
   ASSERT_FALSE(b.empty());
-  int n = 0;
-  for (auto file : {"grid_stride.cu", "float4_gridstride.cu", "compile_error.cu",
-                    "wrong_answer.cu", "null_deref.cu", "no_entry.cu", "oob_write.cu"}) {
-    auto local = check("local-" + std::to_string(n), candidates + file, {});
+  const std::vector<std::string> files = {"grid_stride.cu", "float4_gridstride.cu", "compile_error.cu",
+                                          "wrong_answer.cu", "null_deref.cu", "no_entry.cu", "oob_write.cu"};
+  // The single-process verdicts, all at once (each its own process and cache, no node involved)
+  // and all finished before the first head: then each candidate through the nodes, one head
+  // after another, with nothing else of the test's running.
+  std::vector<leap_process*> started;
+  for (std::size_t n = 0; n < files.size(); ++n)
+    started.push_back(&start_check("local-" + std::to_string(n), candidates + files[n], {}));
+  std::vector<nlohmann::json> locals;
+  for (auto* p : started)
+    locals.push_back(verdict(*p));
+  for (std::size_t n = 0; n < files.size(); ++n) {
+    const auto& file = files[n];
+    const auto& local = locals[n];
     auto remote = check("head-" + std::to_string(n), candidates + file,
                         {"--set", nodes_key({a, b})});
-    ++n;
     ASSERT_FALSE(local.contains("failure")) << file << ": " << local.dump();
     ASSERT_FALSE(remote.contains("failure")) << file << ": " << remote.dump();
     for (auto key : {"status", "reason", "trials_run", "trials_passed", "max_abs_error",
@@ -628,10 +646,15 @@ TEST_F(cluster_fixture, NonFiniteOutputsGetVerdictsThroughNodesThatThenIdleAndSt
     }
   };
 
-  // Heads one after another: each candidate in one process, then through the two nodes.
+  // Heads one after another: each candidate in one process (these all at once, finished before
+  // the first head: no node is involved), then through the two nodes.
+  std::map<std::string, leap_process*> local_procs;
+  for (auto& [name, source] : non_finite_candidates())
+    local_procs[name] = &start_check("local-" + name, files[name], {});
   std::map<std::string, nlohmann::json> local;
+  for (auto& [name, source] : non_finite_candidates())
+    local[name] = verdict(*local_procs[name]);
   for (auto& [name, source] : non_finite_candidates()) {
-    local[name] = check("local-" + name, files[name], {});
     auto t0 = std::chrono::steady_clock::now();
     auto remote = check("head-" + name, files[name],
                         {"--set", nodes_key({a, b}), "--set", "cluster.heartbeat_seconds=0.5"});
