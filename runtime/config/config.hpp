@@ -140,6 +140,9 @@ struct sft_section {
   // Generated train tasks (env/taskgen, environment.generated_seed) added to the corpus: the first
   // N of the generated suite, each its verified reference plus generic bugs; 0 = none.
   int generated_tasks = 0;
+  // A checkpoint to continue from (its tokenizer, config and weights) instead of a new tokenizer
+  // and fresh weights; empty = from scratch. Lets a warm start be trained in stages.
+  std::string init_checkpoint;
 };
 
 // Sampling evaluation with multi-turn feedback (`leap eval`).

@@ -150,6 +150,13 @@ void register_sft(registry& r) {
              "only its comment lines and unused helper functions removed. Bug variants are always "
              "labelled by the environment. corpus.jsonl marks each such record `\"label\": "
              "\"construction\"`.");
+  s.key("init_checkpoint", &sft_section::init_checkpoint,
+        "A leap checkpoint to continue from (a warm start, or an earlier SFT stage): its "
+        "tokenizer, model config and weights are used instead of a tokenizer trained on this "
+        "corpus and fresh weights, so [policy]'s sizes do not apply; AdamW and the schedule start "
+        "afresh from this [sft]. Empty = from scratch. Trains a warm start in stages (a "
+        "curriculum: one family, then all of them). A relative path is read from the working "
+        "directory.");
 }
 
 void register_eval(registry& r) {

@@ -3,6 +3,7 @@
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
+#include "policy/model/checkpoint_verify.hpp"
 #include "policy/text/bpe_trainer.hpp"
 #include "policy/policy_model.hpp"
 #include "policy/text/special_tokens.hpp"
@@ -25,6 +26,60 @@ std::string clock_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%d:%02d", t / 60, t % 60);
   return buf;
+}
+
+struct model_start {
+  policy::tokenizer tok;
+  policy::policy_model model;
+};
+
+// A tokenizer trained on the corpus text and fresh weights of [policy]'s sizes.
+result<model_start> fresh_start(const config::leap_config& cfg, const std::vector<sft_text>& texts) {
+  std::vector<std::string> corpus_text;
+  for (auto& t : texts)
+    corpus_text.push_back(t.prompt + t.completion);
+  policy::bpe_trainer_options to;
+  to.vocab_size = cfg.policy.vocab_size;
+  auto tok = policy::bpe_trainer(to).train(corpus_text);
+  if (!tok)
+    return make_error("training the tokenizer: " + tok.message());
+  policy::model_config mc;
+  mc.vocab_size = tok->vocab_size();
+  mc.d_model = cfg.policy.d_model;
+  mc.n_layers = cfg.policy.n_layers;
+  mc.n_heads = cfg.policy.n_heads;
+  mc.n_kv_heads = cfg.policy.n_kv_heads;
+  mc.d_ff = cfg.policy.d_ff;
+  mc.max_seq_len = cfg.policy.max_seq_len;
+  mc.rope_theta = cfg.policy.rope_theta;
+  mc.tie_embeddings = cfg.policy.tie_embeddings;
+  mc.bos_id = tok->token_id(policy::special::bos);
+  mc.eos_id = tok->token_id(policy::special::eos);
+  mc.pad_id = tok->token_id(policy::special::pad);
+  auto model = policy::policy_model::create(mc, cfg.sft.seed);
+  if (!model)
+    return make_error("[policy]: " + model.message());
+  return model_start{std::move(*tok), std::move(*model)};
+}
+
+// The tokenizer and weights of a leap checkpoint (sft.init_checkpoint), checked against its
+// manifest.
+result<model_start> checkpoint_start(const std::string& dir) {
+  auto fail = [&](const std::string& what) {
+    return make_error("sft.init_checkpoint = " + dir + ": " + what);
+  };
+  auto tok_path = policy::checkpoint_tokenizer_path(dir);
+  if (!tok_path)
+    return fail(tok_path.message());
+  auto tok = policy::tokenizer::load(*tok_path);
+  if (!tok)
+    return fail(tok.message());
+  if (auto v = policy::verify_checkpoint(dir, {"config.json", "model.safetensors"}); !v)
+    return fail(v.message());
+  auto model = policy::policy_model::load(dir);
+  if (!model)
+    return fail(model.message());
+  return model_start{std::move(*tok), std::move(*model)};
 }
 
 } // namespace
@@ -55,6 +110,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
              + (cfg.sft.generated_bugs_per_kind != defaults.generated_bugs_per_kind
                   ? "|generated_bugs_per_kind=" + std::to_string(cfg.sft.generated_bugs_per_kind)
                   : std::string());
+  if (cfg.sft.generated_reference_labels != defaults.generated_reference_labels)
+    shape += "|generated_labels=construction";
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
@@ -107,47 +164,28 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   auto texts = load_sft_texts(co.out_dir + "/corpus.jsonl", *svc.tasks, cfg.sft.repair_target);
   if (!texts)
     return texts.err();
-  // 2. The tokenizer, trained on exactly the text the model will see.
-  std::vector<std::string> corpus_text;
-  for (auto& t : *texts)
-    corpus_text.push_back(t.prompt + t.completion);
-  policy::bpe_trainer_options to;
-  to.vocab_size = cfg.policy.vocab_size;
-  auto tok = policy::bpe_trainer(to).train(corpus_text);
-  if (!tok)
-    return make_error("training the tokenizer: " + tok.message());
+  // 2. The tokenizer and the model: those of sft.init_checkpoint, or a tokenizer trained on
+  // exactly the text the model will see and fresh weights.
+  auto begun = cfg.sft.init_checkpoint.empty() ? fresh_start(cfg, *texts)
+                                               : checkpoint_start(cfg.sft.init_checkpoint);
+  if (!begun)
+    return begun.err();
+  auto& tok = begun->tok;
+  auto& model = begun->model;
   auto tok_path = svc.work_dir + "/tokenizer.json";
-  auto saved = tok->save(tok_path);
-  if (!saved)
+  if (auto saved = tok.save(tok_path); !saved)
     return saved.err();
-  sum.vocab_size = tok->vocab_size();
+  sum.vocab_size = tok.vocab_size();
   // 3. Examples.
   std::vector<policy::sft_example> examples;
   for (auto& t : *texts) {
-    auto p = encode_pair(*tok, t);
+    auto p = encode_pair(tok, t);
     double w = (t.repair ? cfg.sft.repair_weight : 1.0)
                * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight);
     examples.push_back({p.prompt, p.completion, w});
     (t.repair ? sum.repair_examples : sum.turn1_examples)++;
   }
-  // 4. The model.
-  policy::model_config mc;
-  mc.vocab_size = tok->vocab_size();
-  mc.d_model = cfg.policy.d_model;
-  mc.n_layers = cfg.policy.n_layers;
-  mc.n_heads = cfg.policy.n_heads;
-  mc.n_kv_heads = cfg.policy.n_kv_heads;
-  mc.d_ff = cfg.policy.d_ff;
-  mc.max_seq_len = cfg.policy.max_seq_len;
-  mc.rope_theta = cfg.policy.rope_theta;
-  mc.tie_embeddings = cfg.policy.tie_embeddings;
-  mc.bos_id = tok->token_id(policy::special::bos);
-  mc.eos_id = tok->token_id(policy::special::eos);
-  mc.pad_id = tok->token_id(policy::special::pad);
-  auto model = policy::policy_model::create(mc, cfg.sft.seed);
-  if (!model)
-    return make_error("[policy]: " + model.message());
-  sum.parameters = model->parameter_count();
+  sum.parameters = model.parameter_count();
   int threads = policy::set_torch_threads(0);
   if (show)
     std::fprintf(stderr,
@@ -176,7 +214,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
                  p.step, p.loss, p.lr, p.tokens_per_second, clock_text(p.elapsed_seconds).c_str(),
                  clock_text(p.eta_seconds).c_str());
   };
-  auto r = model->sft(examples, so, show_step);
+  auto r = model.sft(examples, so, show_step);
   if (!r)
     return r.err();
   sum.steps = r->steps;
@@ -195,7 +233,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   if (cfg.sft.self_repair_steps > 0 && !budget_spent) {
     // The generators load a checkpoint: the model as it is now, in the scratch directory.
     const std::string sampled_dir = svc.work_dir + "/self-repair-checkpoint";
-    if (auto saved_a = model->save(sampled_dir, tok_path, r->steps); !saved_a)
+    if (auto saved_a = model.save(sampled_dir, tok_path, r->steps); !saved_a)
       return saved_a.err();
     std::vector<std::string> corpus_tasks;
     for (const auto& t : *texts)
@@ -209,7 +247,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
       return make_error("self-repair sampling: " + sampled.message());
     auto dialogues = self_repair_texts(sampled->failures, *texts, *svc.tasks);
     for (const auto& t : dialogues) {
-      auto p = encode_pair(*tok, t);
+      auto p = encode_pair(tok, t);
       examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight});
     }
     sum.self_repair_samples = sampled->samples;
@@ -225,7 +263,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     so.first_step = so.max_steps;
     so.max_steps = cfg.sft.self_repair_steps;
     so.minutes = minutes_left;
-    auto r2 = model->sft(examples, so, show_step);
+    auto r2 = model.sft(examples, so, show_step);
     if (!r2)
       return r2.err();
     sum.steps += r2->steps;
@@ -235,7 +273,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     tokens += r2->tokens;
   }
   sum.tokens_per_second = sum.sft_seconds > 0 ? tokens / sum.sft_seconds : 0;
-  auto s = model->save(out_dir, tok_path, sum.steps);
+  auto s = model.save(out_dir, tok_path, sum.steps);
   if (!s)
     return s.err();
   return sum;

@@ -66,6 +66,43 @@ TEST(PolicyE2E, SelfRepairTrainsTheLastStepsOnTheModelsOwnFailures) {
   ASSERT_TRUE(back.ok()) << back.message();
 }
 
+// sft.init_checkpoint: a second stage continues from the first one's tokenizer and weights (its
+// [policy] sizes do not apply), so it starts near the loss the first ended at; a path that is
+// no checkpoint is an error naming the key.
+TEST(PolicyE2E, ASecondSftStageContinuesFromTheFirstStagesCheckpoint) {
+  const auto root = *make_temp_dir(temp_root(), "leap-sft-stages-");
+  auto first_cfg = tiny_policy_config({"sft.max_steps=60", "sft.lr=5e-3", "sft.warmup_steps=5"});
+  auto first_svc = make_services(first_cfg);
+  ASSERT_TRUE(first_svc.ok()) << first_svc.message();
+  auto first = pretrain(**first_svc, root + "/first", false);
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_LT(first->final_loss, first->first_loss - 1.0) << "the first stage did not learn";
+
+  auto second_cfg = tiny_policy_config({"sft.max_steps=2", "sft.warmup_steps=1",
+                                        "policy.d_model=48", "policy.vocab_size=700",
+                                        "sft.init_checkpoint=" + root + "/first"});
+  auto second_svc = make_services(second_cfg);
+  ASSERT_TRUE(second_svc.ok()) << second_svc.message();
+  auto second = pretrain(**second_svc, root + "/second", false);
+  ASSERT_TRUE(second.ok()) << second.message();
+  EXPECT_EQ(second->parameters, first->parameters);
+  EXPECT_EQ(second->vocab_size, first->vocab_size);
+  EXPECT_EQ(*read_file(root + "/second/tokenizer.json"), *read_file(root + "/first/tokenizer.json"));
+  EXPECT_EQ(*read_file(root + "/second/config.json"), *read_file(root + "/first/config.json"));
+  // From scratch the loss starts near ln(vocab); continued, near where the first stage ended.
+  EXPECT_LT(second->first_loss, first->first_loss - 1.0);
+
+  auto bad_cfg = tiny_policy_config({"sft.max_steps=2", "sft.init_checkpoint=" + root + "/none"});
+  auto bad_svc = make_services(bad_cfg);
+  ASSERT_TRUE(bad_svc.ok()) << bad_svc.message();
+  auto bad = pretrain(**bad_svc, root + "/bad", false);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("sft.init_checkpoint = " + root + "/none"), std::string::npos)
+      << bad.message();
+  EXPECT_FALSE(fs::exists(root + "/bad"));
+  fs::remove_all(root);
+}
+
 TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   auto cfg = tiny_policy_config({"eval.split=train", "eval.tasks=[\"vector_add\", \"relu\"]",
                                  "sft.max_steps=3", "eval.group_size=2", "eval.max_turns=2"});
