@@ -140,6 +140,10 @@ struct sft_section {
   // Generated train tasks (env/taskgen, environment.generated_seed) added to the corpus: the first
   // N of the generated suite, each its verified reference plus generic bugs; 0 = none.
   int generated_tasks = 0;
+  // Which generated train tasks: of these families only (empty = all), from this index of each
+  // family's list on (0 = its first); see the key table.
+  std::vector<std::string> generated_families;
+  int generated_first = 0;
   // A checkpoint to continue from (its tokenizer, config and weights) instead of a new tokenizer
   // and fresh weights; empty = from scratch. Lets a warm start be trained in stages.
   std::string init_checkpoint;

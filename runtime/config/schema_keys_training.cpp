@@ -135,6 +135,19 @@ void register_sft(registry& r) {
         "by one or removed) as repair dialogues, all labelled by the environment; 0 = none.")
       .at_least(0)
       .at_most(20000);
+  s.key("generated_families", &sft_section::generated_families,
+        "Generated families sft.generated_tasks draws from (ew elementwise, red reductions, bcast "
+        "broadcasts, softmax, scan, pool, matmul, layout, stencil); empty = all of them. With "
+        "families or sft.generated_first set, the N tasks are dealt round-robin over the listed "
+        "families (in this order), each family's from index sft.generated_first on: "
+        "`gen_ew_t<first>`, `gen_ew_t<first+1>`, ... A curriculum's first stage can be one family.")
+      .one_of({"ew", "red", "bcast", "softmax", "scan", "pool", "matmul", "layout", "stencil"});
+  s.key("generated_first", &sft_section::generated_first,
+        "Index of the first generated train task taken from each family's list (see "
+        "sft.generated_families): a later stage of a curriculum can start past the tasks an "
+        "earlier stage trained on.")
+      .at_least(0)
+      .at_most(90000);
   s.key("generated_bugs_per_kind", &sft_section::generated_bugs_per_kind,
         "Buggy variants per generated task and bug kind (sft.bugs_per_kind is the bundled tasks'): "
         "0 labels thousands of generated tasks for turn-1 targets only (one run each), while the "

@@ -3,6 +3,7 @@
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
+#include "env/taskgen/generator.hpp"
 #include "policy/model/checkpoint_verify.hpp"
 #include "policy/text/bpe_trainer.hpp"
 #include "policy/policy_model.hpp"
@@ -26,6 +27,37 @@ std::string clock_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%d:%02d", t / 60, t % 60);
   return buf;
+}
+
+// The generated train tasks of sft.generated_tasks: the suite's first N (round-robin over every
+// family), or, with sft.generated_families or sft.generated_first, N dealt round-robin over the
+// listed families from index generated_first of each.
+result<std::vector<env::task_spec>> generated_train_specs(const config::leap_config& cfg) {
+  const auto& sft = cfg.sft;
+  if (sft.generated_families.empty() && sft.generated_first == 0) {
+    taskgen::gen_options go;
+    go.seed = cfg.environment.generated_seed;
+    go.train = sft.generated_tasks;
+    return taskgen::generated_specs(go);
+  }
+  std::vector<std::string> families = sft.generated_families;
+  if (families.empty())
+    for (auto f : taskgen::all_families())
+      families.push_back(taskgen::tag(f));
+  std::vector<std::string> names;
+  for (int k = 0; k < sft.generated_tasks; ++k) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "gen_%s_t%05d", families[k % families.size()].c_str(),
+                  sft.generated_first + k / static_cast<int>(families.size()));
+    names.push_back(buf);
+  }
+  auto made = taskgen::generate_tasks(cfg.environment.generated_seed, names);
+  if (!made)
+    return made.err();
+  std::vector<env::task_spec> specs;
+  for (auto& t : *made)
+    specs.push_back(std::move(t.spec));
+  return specs;
 }
 
 struct model_start {
@@ -104,6 +136,11 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   }
   if (cfg.sft.solutions_per_task != defaults.solutions_per_task)
     shape += "|solutions_per_task=" + std::to_string(cfg.sft.solutions_per_task);
+  if (cfg.sft.generated_tasks > 0 && (!cfg.sft.generated_families.empty() || cfg.sft.generated_first > 0)) {
+    shape += "|generated_first=" + std::to_string(cfg.sft.generated_first) + "|families=";
+    for (auto& f : cfg.sft.generated_families)
+      shape += f + ",";
+  }
   if (cfg.sft.generated_tasks > 0)
     shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
              + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)
@@ -123,10 +160,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   if (auto added = add_generated_tasks(svc, cfg.sft.tasks, "sft.tasks"); !added)
     return added.err();
   if (cfg.sft.generated_tasks > 0) {
-    taskgen::gen_options go;
-    go.seed = cfg.environment.generated_seed;
-    go.train = cfg.sft.generated_tasks;
-    auto gen = taskgen::generated_specs(go);
+    auto gen = generated_train_specs(cfg);
     if (!gen)
       return make_error("sft.generated_tasks: " + gen.message());
     if (co.tasks.empty()) // every bundled train task, as sft.tasks = [] means

@@ -92,6 +92,24 @@ TEST(PolicyE2E, ASecondSftStageContinuesFromTheFirstStagesCheckpoint) {
   // From scratch the loss starts near ln(vocab); continued, near where the first stage ended.
   EXPECT_LT(second->first_loss, first->first_loss - 1.0);
 
+  // A stage of one family from a given index: exactly those generated tasks join the corpus.
+  auto ew_cfg = tiny_policy_config({"sft.max_steps=1", "sft.init_checkpoint=" + root + "/first",
+                                    "sft.generated_tasks=2", "sft.generated_families=[\"ew\"]",
+                                    "sft.generated_first=5", "sft.generated_bugs_per_kind=0",
+                                    "sft.generated_labels=construction"});
+  auto ew_svc = make_services(ew_cfg);
+  ASSERT_TRUE(ew_svc.ok()) << ew_svc.message();
+  auto ew = pretrain(**ew_svc, root + "/ew", false);
+  ASSERT_TRUE(ew.ok()) << ew.message();
+  std::set<std::string> generated;
+  for (auto& line : split_lines(*read_file(ew->corpus_path)))
+    if (!trim(line).empty()) {
+      const std::string task = nlohmann::json::parse(line)["task"];
+      if (task.rfind("gen_", 0) == 0)
+        generated.insert(task);
+    }
+  EXPECT_EQ(generated, (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
+
   auto bad_cfg = tiny_policy_config({"sft.max_steps=2", "sft.init_checkpoint=" + root + "/none"});
   auto bad_svc = make_services(bad_cfg);
   ASSERT_TRUE(bad_svc.ok()) << bad_svc.message();
