@@ -26,6 +26,13 @@ const char* to_string(gen_kind k) {
   return "?";
 }
 
+std::string task_name(family f, gen_kind k, int index) {
+  const char letter = k == gen_kind::train ? 't' : k == gen_kind::eval_instance ? 'i' : 'c';
+  char b[16];
+  std::snprintf(b, sizeof b, "%05d", index);
+  return std::string("gen_") + tag(f) + "_" + letter + b;
+}
+
 namespace detail {
 
 // The paths (child indices from the root) of every call node of `e`, parents first.
@@ -185,14 +192,6 @@ void fill(family_lists& L, family f, std::uint64_t seed, const int want[3]) {
     // The operator keeps its draw number for rendering: stored in the op list order.
     L.kinds[kind].push_back(op);
   }
-}
-
-char kind_letter(gen_kind k) { return k == gen_kind::train ? 't' : k == gen_kind::eval_instance ? 'i' : 'c'; }
-
-std::string task_name(family f, gen_kind k, int index) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%05d", index);
-  return std::string("gen_") + tag(f) + "_" + kind_letter(k) + b;
 }
 
 result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, const gen_op& op) {

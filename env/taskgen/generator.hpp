@@ -54,6 +54,8 @@ result<std::vector<env::task_spec>> generated_specs(const gen_options& opt);
 
 // One task by name, under `seed` (what a user passes to `leap check --task gen_...`).
 result<gen_task> generate_task(std::uint64_t seed, std::string_view name);
+// The name of a family's `index`-th task of kind `k` (gen_ew_t00042 for ew, train, 42).
+std::string task_name(family f, gen_kind k, int index);
 // generate_task() for a list of names, each family's operators drawn once (a list of the first
 // 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);

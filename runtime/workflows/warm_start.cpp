@@ -40,17 +40,20 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
     go.train = sft.generated_tasks;
     return taskgen::generated_specs(go);
   }
-  std::vector<std::string> families = sft.generated_families;
-  if (families.empty())
-    for (auto f : taskgen::all_families())
-      families.push_back(taskgen::tag(f));
-  std::vector<std::string> names;
-  for (int k = 0; k < sft.generated_tasks; ++k) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "gen_%s_t%05d", families[k % families.size()].c_str(),
-                  sft.generated_first + k / static_cast<int>(families.size()));
-    names.push_back(buf);
+  std::vector<taskgen::family> families;
+  for (const auto& tag : sft.generated_families) {
+    auto f = taskgen::parse_family(tag);
+    if (!f)
+      return f.err();
+    families.push_back(*f);
   }
+  if (families.empty())
+    families = taskgen::all_families();
+  const int n = static_cast<int>(families.size());
+  std::vector<std::string> names;
+  for (int k = 0; k < sft.generated_tasks; ++k)
+    names.push_back(taskgen::task_name(families[k % n], taskgen::gen_kind::train,
+                                       sft.generated_first + k / n));
   auto made = taskgen::generate_tasks(cfg.environment.generated_seed, names);
   if (!made)
     return made.err();
