@@ -21,10 +21,10 @@ result<run_policy> load_policy(const services& svc, const std::string& start, bo
   auto tok_text = read_file(*tok_path);
   if (!tok_text)
     return tok_text.err();
-  p.tokenizer_json = std::move(*tok_text);
-  auto tok = policy::tokenizer::load(*tok_path);
+  auto tok = policy::tokenizer::from_json(*tok_text);
   if (!tok)
-    return tok.err();
+    return make_error(*tok_path + ": " + tok.message());
+  p.tokenizer_json = std::move(*tok_text);
   p.tok = std::make_shared<const policy::tokenizer>(std::move(*tok));
   auto model = policy::policy_model::load(start);
   if (!model)
