@@ -136,7 +136,11 @@ struct sft_section {
   int self_repair_steps = 0;
   int self_repair_samples = 8;
   double self_repair_weight = 1.0;
-  std::vector<std::string> tasks; // corpus tasks; empty = every bundled task
+  int self_repair_tasks = 0; // a sample of this many corpus tasks is sampled from; 0 = every one
+  std::vector<std::string> tasks; // corpus tasks; empty = every bundled task (see bundled_tasks)
+  // With tasks empty: true = every bundled train task joins the corpus, false = none (a
+  // curriculum stage of generated tasks only).
+  bool bundled_tasks = true;
   // Generated train tasks (env/taskgen, environment.generated_seed) added to the corpus: the first
   // N of the generated suite, each its verified reference plus generic bugs; 0 = none.
   int generated_tasks = 0;
@@ -144,6 +148,9 @@ struct sft_section {
   // family's list on (0 = its first); see the key table.
   std::vector<std::string> generated_families;
   int generated_first = 0;
+  // "family=weight" entries: the sampling weight of that family's generated examples is
+  // multiplied by weight (small families seen several times in a stage); unlisted families 1.
+  std::vector<std::string> generated_family_weights;
   // A checkpoint to continue from (its tokenizer, config and weights) instead of a new tokenizer
   // and fresh weights; empty = from scratch. Lets a warm start be trained in stages.
   std::string init_checkpoint;

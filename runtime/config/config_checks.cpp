@@ -7,6 +7,8 @@
 #include "common/strings.hpp"
 #include "common/toml_schema.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +71,38 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                              + origin(ms) + "): the self-repair steps are the last of max_steps, "
                              "after the warm start they sample from (max_steps = 0, a time "
                              "budget only, has no last steps)"));
+  }
+  // A corpus with nothing in it.
+  if (!cfg.sft.bundled_tasks && cfg.sft.tasks.empty() && cfg.sft.generated_tasks == 0)
+    errs.push_back(located("sft.bundled_tasks",
+                           "is false, with sft.tasks empty (from " + origin("sft.tasks")
+                             + ") and sft.generated_tasks = 0 (from "
+                             + origin("sft.generated_tasks")
+                             + "): the corpus would be empty; name tasks in sft.tasks, set "
+                               "sft.generated_tasks, or leave sft.bundled_tasks true"));
+  // sft.generated_family_weights: "family=weight", a known family once, a positive weight.
+  {
+    static const std::vector<std::string> families = {"ew",   "red",    "bcast",  "softmax", "scan",
+                                                      "pool", "matmul", "layout", "stencil"};
+    std::vector<std::string> listed;
+    for (const auto& entry : cfg.sft.generated_family_weights) {
+      const auto eq = entry.find('=');
+      const std::string left = entry.substr(0, eq == std::string::npos ? entry.size() : eq);
+      const std::string right = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
+      const std::string fam(trim(left)), w(trim(right));
+      char* end = nullptr;
+      const double v = w.empty() ? 0 : std::strtod(w.c_str(), &end);
+      if (eq == std::string::npos || std::find(families.begin(), families.end(), fam) == families.end())
+        errs.push_back(located("sft.generated_family_weights",
+                               "'" + entry + "' is not family=weight with a family of " +
+                                   join(families, ", ")));
+      else if (end == nullptr || *end != '\0' || !(v > 0) || v > 1000)
+        errs.push_back(located("sft.generated_family_weights",
+                               "'" + entry + "': the weight must be a number in (0, 1000]"));
+      else if (std::find(listed.begin(), listed.end(), fam) != listed.end())
+        errs.push_back(located("sft.generated_family_weights", "family " + fam + " is listed twice"));
+      listed.push_back(fam);
+    }
   }
   // The cluster's addresses and TLS files.
   for (const auto& n : cfg.cluster.nodes)

@@ -124,9 +124,17 @@ void register_sft(registry& r) {
   s.key("self_repair_weight", &sft_section::self_repair_weight,
         "Sampling weight of a self-repair dialogue relative to a turn-1 example.")
       .at_least(0);
+  s.key("self_repair_tasks", &sft_section::self_repair_tasks,
+        "The self-repair phase samples only this many of the corpus's tasks, drawn with sft.seed "
+        "(a corpus of thousands of generated tasks would take hours to sample whole); 0 = every "
+        "corpus task.")
+      .at_least(0);
   s.key("tasks", &sft_section::tasks,
-        "Tasks whose corpus is trained on; empty = every train-split task. Eval-split tasks are "
-        "refused.");
+        "Tasks whose corpus is trained on; empty = every bundled train-split task (unless "
+        "sft.bundled_tasks = false). Eval-split tasks are refused.");
+  s.key("bundled_tasks", &sft_section::bundled_tasks,
+        "With sft.tasks empty: true = every bundled train task joins the corpus; false = none, so "
+        "the corpus is sft.generated_tasks alone (a curriculum stage of one generated family).");
   s.key("generated_tasks", &sft_section::generated_tasks,
         "Generated train tasks (`gen_<family>_t<n>`, env/taskgen, under "
         "environment.generated_seed) added to the corpus besides sft.tasks (or, when sft.tasks is "
@@ -148,6 +156,12 @@ void register_sft(registry& r) {
         "earlier stage trained on.")
       .at_least(0)
       .at_most(90000);
+  s.key("generated_family_weights", &sft_section::generated_family_weights,
+        "`family=weight` entries (e.g. [\"red=4\", \"scan=4\"]): each example (turn-1 or repair) "
+        "of a generated task of that family is drawn weight times as often; families not listed "
+        "keep 1. SFT draws examples by weight, so a family with few distinct operators (the "
+        "reductions have 66) can be seen several times in a stage while the large ones are seen "
+        "about once.");
   s.key("generated_bugs_per_kind", &sft_section::generated_bugs_per_kind,
         "Buggy variants per generated task and bug kind (sft.bugs_per_kind is the bundled tasks'): "
         "0 labels thousands of generated tasks for turn-1 targets only (one run each), while the "

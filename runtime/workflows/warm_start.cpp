@@ -3,6 +3,7 @@
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
+#include "common/strings.hpp"
 #include "env/taskgen/generator.hpp"
 #include "policy/model/checkpoint_verify.hpp"
 #include "policy/text/bpe_trainer.hpp"
@@ -15,8 +16,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <random>
 
 namespace leap::runtime {
 
@@ -62,6 +67,29 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
     specs.push_back(std::move(t.spec));
   return specs;
 }
+
+// sft.generated_family_weights as a lookup: the weight factor of a corpus task's examples (1 for
+// bundled tasks and unlisted families). The entries were checked when the config was loaded.
+class family_weights {
+public:
+  explicit family_weights(const std::vector<std::string>& entries) {
+    for (const auto& e : entries) {
+      auto eq = e.find('=');
+      if (eq != std::string::npos)
+        by_tag_[std::string(trim(e.substr(0, eq)))] = std::strtod(e.c_str() + eq + 1, nullptr);
+    }
+  }
+  double of(const std::string& task) const {
+    if (by_tag_.empty() || !taskgen::is_generated_name(task))
+      return 1.0;
+    auto rest = task.substr(4);                 // <family>_<kind><index>
+    auto it = by_tag_.find(rest.substr(0, rest.rfind('_')));
+    return it == by_tag_.end() ? 1.0 : it->second;
+  }
+
+private:
+  std::map<std::string, double> by_tag_;
+};
 
 struct model_start {
   policy::tokenizer tok;
@@ -152,6 +180,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
                   : std::string());
   if (cfg.sft.generated_reference_labels != defaults.generated_reference_labels)
     shape += "|generated_labels=construction";
+  if (cfg.sft.tasks.empty() && !cfg.sft.bundled_tasks)
+    shape += "|bundled_tasks=false";
   if (!shape.empty())
     co.out_dir += "-" + sha256_hex(shape).substr(0, 10);
   co.seed = cfg.sft.corpus_seed;
@@ -166,7 +196,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     auto gen = generated_train_specs(cfg);
     if (!gen)
       return make_error("sft.generated_tasks: " + gen.message());
-    if (co.tasks.empty()) // every bundled train task, as sft.tasks = [] means
+    if (co.tasks.empty() && cfg.sft.bundled_tasks) // every bundled train task, as sft.tasks = [] means
       for (const auto& [name, t] : *svc.tasks)
         if (t.split == env::task_split::train && !taskgen::is_generated_name(name))
           co.tasks.push_back(name);
@@ -215,10 +245,11 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   sum.vocab_size = tok.vocab_size();
   // 3. Examples.
   std::vector<policy::sft_example> examples;
+  const family_weights by_family(cfg.sft.generated_family_weights);
   for (auto& t : *texts) {
     auto p = encode_pair(tok, t);
     double w = (t.repair ? cfg.sft.repair_weight : 1.0)
-               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight);
+               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight) * by_family.of(t.task);
     examples.push_back({p.prompt, p.completion, w});
     (t.repair ? sum.repair_examples : sum.turn1_examples)++;
   }
@@ -276,6 +307,20 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     for (const auto& t : *texts)
       if (!t.repair && std::find(corpus_tasks.begin(), corpus_tasks.end(), t.task) == corpus_tasks.end())
         corpus_tasks.push_back(t.task);
+    // sft.self_repair_tasks: a sample of them, drawn with sft.seed, kept in corpus order.
+    const auto keep = static_cast<std::size_t>(cfg.sft.self_repair_tasks);
+    if (keep > 0 && keep < corpus_tasks.size()) {
+      std::vector<std::size_t> order(corpus_tasks.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::mt19937_64 rng(cfg.sft.seed);
+      std::shuffle(order.begin(), order.end(), rng);
+      order.resize(keep);
+      std::sort(order.begin(), order.end());
+      std::vector<std::string> sample;
+      for (auto i : order)
+        sample.push_back(corpus_tasks[i]);
+      corpus_tasks = std::move(sample);
+    }
     auto sampled = sample_failures(svc, sampled_dir, corpus_tasks, cfg.sft.self_repair_samples, show);
     policy::set_torch_threads(threads); // sampling ran one compute thread per replica
     std::error_code ignored;
@@ -285,7 +330,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     auto dialogues = self_repair_texts(sampled->failures, *texts, *svc.tasks);
     for (const auto& t : dialogues) {
       auto p = encode_pair(tok, t);
-      examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight});
+      examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight * by_family.of(t.task)});
     }
     sum.self_repair_samples = sampled->samples;
     sum.self_repair_passed = sampled->passed;

@@ -110,6 +110,45 @@ TEST(PolicyE2E, ASecondSftStageContinuesFromTheFirstStagesCheckpoint) {
     }
   EXPECT_EQ(generated, (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
 
+  // sft.bundled_tasks = false: a stage of generated tasks alone, no bundled task in its corpus;
+  // sft.self_repair_tasks = 1: the self-repair phase samples one of its two tasks only.
+  auto alone_cfg = tiny_policy_config(
+      {"sft.max_steps=3", "sft.self_repair_steps=1", "sft.self_repair_samples=2",
+       "sft.self_repair_tasks=1", "sft.init_checkpoint=" + root + "/first", "sft.tasks=[]",
+       "sft.bundled_tasks=false", "sft.generated_tasks=2", "sft.generated_families=[\"ew\"]",
+       "sft.generated_first=5", "sft.generated_bugs_per_kind=0",
+       "sft.generated_labels=construction"});
+  auto alone_svc = make_services(alone_cfg);
+  ASSERT_TRUE(alone_svc.ok()) << alone_svc.message();
+  auto alone = pretrain(**alone_svc, root + "/alone", false);
+  ASSERT_TRUE(alone.ok()) << alone.message();
+  std::set<std::string> corpus_tasks;
+  for (auto& line : split_lines(*read_file(alone->corpus_path)))
+    if (!trim(line).empty())
+      corpus_tasks.insert(nlohmann::json::parse(line)["task"].get<std::string>());
+  EXPECT_EQ(corpus_tasks, (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
+  EXPECT_NE(alone->corpus_path, ew->corpus_path) << "a corpus of its own";
+  EXPECT_EQ(alone->self_repair_samples, 2) << "2 samples of 1 task";
+
+  // sft.generated_family_weights: one step's batch is drawn by weight, so weighting one family
+  // a thousandfold makes the first batch that family's (the same weights, the same batch).
+  auto first_loss_with = [&](const std::string& weights, const std::string& out) {
+    auto c = tiny_policy_config({"sft.max_steps=1", "sft.init_checkpoint=" + root + "/first",
+                                 "sft.tasks=[]", "sft.bundled_tasks=false",
+                                 "sft.generated_tasks=2", "sft.generated_families=[\"ew\", \"red\"]",
+                                 "sft.generated_bugs_per_kind=0", "sft.generated_labels=construction",
+                                 "sft.generated_family_weights=" + weights});
+    auto sv = make_services(c);
+    EXPECT_TRUE(sv.ok()) << sv.message();
+    auto r = pretrain(**sv, root + "/" + out, false);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? r->first_loss : -1.0;
+  };
+  const double red_heavy = first_loss_with("[\"red=1000\"]", "w1");
+  const double ew_heavy = first_loss_with("[\"ew=1000\"]", "w2");
+  EXPECT_EQ(first_loss_with("[\"red=1000\"]", "w3"), red_heavy);
+  EXPECT_NE(red_heavy, ew_heavy);
+
   auto bad_cfg = tiny_policy_config({"sft.max_steps=2", "sft.init_checkpoint=" + root + "/none"});
   auto bad_svc = make_services(bad_cfg);
   ASSERT_TRUE(bad_svc.ok()) << bad_svc.message();

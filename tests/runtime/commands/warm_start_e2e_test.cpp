@@ -1,9 +1,9 @@
 // The shipped warm start's recipe at tiny scale: scripts/make-warm-start.sh (what `make
-// warm-start` runs) builds a warm start with configs/quickstart.toml through `leap pretrain`
-// (bundled and generated tasks, labelled by the environment), replaces the target directory and
-// renews the pin in a copy of configs/quickstart.toml; `leap train` then refuses the warm start
-// under another pin, and a pinned warm start whose weights changed. Real leap processes, CPU
-// emulation.
+// warm-start` runs) trains the stages of configs/warm-start/ in order through `leap pretrain`,
+// each from the one before, replaces the target directory with the last and renews the pin in a
+// copy of configs/quickstart.toml; a rerun keeps the stages already made. `leap train` then
+// refuses the warm start under another pin, and a pinned warm start whose weights changed. Real
+// leap processes, CPU emulation.
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
 #include "common/strings.hpp"
@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -24,8 +25,8 @@ namespace {
 
 using leap::test::temp_dir;
 
-// The tiny model and corpus (two bundled tasks, two generated ones; no bug variants, no
-// self-repair) in place of the quickstart's 1.6M-parameter model on 22 tasks.
+// The tiny model and corpus (two bundled tasks, two generated ones of each stage's families; no
+// bug variants, no self-repair) in place of the 1.6M-parameter model on thousands of tasks.
 const std::vector<std::string> tiny = {
   "environment.backend=cpu", "environment.cache_dir=" LEAP_TEST_CACHE_DIR,
   "sft.tasks=[\"vector_add\", \"relu\"]", "sft.generated_tasks=2", "sft.bugs_per_kind=0",
@@ -58,8 +59,9 @@ TEST(WarmStartRecipe, TinyScaleBuildsAPinnedWarmStartThatTrainChecks) {
   const std::string old_pin = pin_in(toml);
   ASSERT_EQ(old_pin.size(), 64u) << "configs/quickstart.toml pins the shipped warm start";
 
+  const std::string work = t.path + "/stages";
   std::vector<std::string> argv = {"/bin/bash", LEAP_SOURCE_DIR "/scripts/make-warm-start.sh",
-                                   "--out", ws, "--pin-in", toml};
+                                   "--out", ws, "--pin-in", toml, "--work", work};
   for (const auto& s : tiny) {
     argv.push_back("--set");
     argv.push_back(s);
@@ -67,6 +69,26 @@ TEST(WarmStartRecipe, TinyScaleBuildsAPinnedWarmStartThatTrainChecks) {
   auto o = run(argv, t.path);
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_NE(o.out.find("manifest SHA-256"), std::string::npos) << o.out;
+  // Every stage of the recipe ran, in order, each kept with the hash of what made it.
+  std::vector<std::string> stages;
+  for (const auto& e : fs::directory_iterator(LEAP_SOURCE_DIR "/configs/warm-start"))
+    if (e.path().extension() == ".toml")
+      stages.push_back(e.path().stem().string());
+  std::sort(stages.begin(), stages.end());
+  ASSERT_GE(stages.size(), 2u);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    auto line = "stage " + std::to_string(i + 1) + "/" + std::to_string(stages.size()) + " ("
+                + stages[i] + "): leap pretrain";
+    auto found = o.out.find(line, at);
+    ASSERT_NE(found, std::string::npos) << line << "\n" << o.out;
+    at = found;
+    EXPECT_TRUE(fs::exists(work + "/" + stages[i] + "/manifest.json")) << stages[i];
+    EXPECT_TRUE(fs::exists(work + "/" + stages[i] + ".recipe")) << stages[i];
+  }
+  // The last stage is what ships.
+  EXPECT_EQ(*read_file(ws + "/manifest.json"),
+            *read_file(work + "/" + stages.back() + "/manifest.json"));
   // A warm start: weights, tokenizer and manifest, no optimizer moments, nothing left over.
   for (auto f : {"config.json", "model.safetensors", "tokenizer.json", "trainer_state.json",
                  "manifest.json"})
@@ -82,6 +104,14 @@ TEST(WarmStartRecipe, TinyScaleBuildsAPinnedWarmStartThatTrainChecks) {
   EXPECT_EQ(replace_all(after, pin, old_pin), before);
   auto v = policy::verify_pinned_checkpoint(ws, pin);
   EXPECT_TRUE(v.ok()) << v.message();
+
+  // A rerun keeps every stage (nothing changed) and ships the same warm start.
+  auto again = run(argv, t.path);
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(again.out.find("leap pretrain"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("(" + stages.back() + "): already made, kept"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(pin_in(toml), pin);
 
   // `leap train` with the copy refuses the warm start under a pin that is not its own, before
   // training anything.

@@ -94,7 +94,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
       "sft.corpus_seed", "sft.bugs_per_kind", "sft.solutions_per_task", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
-      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.tasks", "sft.generated_tasks", "sft.generated_families", "sft.generated_first", "sft.generated_bugs_per_kind", "sft.generated_labels", "sft.init_checkpoint",
+      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.self_repair_tasks", "sft.tasks", "sft.bundled_tasks", "sft.generated_tasks", "sft.generated_families", "sft.generated_first", "sft.generated_family_weights", "sft.generated_bugs_per_kind", "sft.generated_labels", "sft.init_checkpoint",
       "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
       "train.steps", "train.max_minutes", "train.max_compiles", "train.max_lost_steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
@@ -695,6 +695,32 @@ TEST(ConfigConsistency, SelfRepairStepsAreTheLastOfMaxSteps) {
             std::string::npos) << check_consistency(c, origins).message();
   EXPECT_TRUE(load_string("[sft]\nmax_steps = 100\nself_repair_steps = 99\n", "x.toml").ok());
   EXPECT_TRUE(load_string("[sft]\nself_repair_steps = 0\n", "x.toml").ok());
+}
+
+TEST(ConfigConsistency, ACorpusWithoutBundledTasksNeedsOthers) {
+  EXPECT_EQ(load_error("[sft]\nbundled_tasks = false\n"),
+            "x.toml:2:1: [sft] bundled_tasks: is false, with sft.tasks empty (from the default) "
+            "and sft.generated_tasks = 0 (from the default): the corpus would be empty; name "
+            "tasks in sft.tasks, set sft.generated_tasks, or leave sft.bundled_tasks true");
+  EXPECT_TRUE(load_string("[sft]\nbundled_tasks = false\ngenerated_tasks = 10\n", "x.toml").ok());
+  EXPECT_TRUE(load_string("[sft]\nbundled_tasks = false\ntasks = [\"relu\"]\n", "x.toml").ok());
+}
+
+TEST(ConfigConsistency, GeneratedFamilyWeightsAreFamilyEqualsAPositiveNumber) {
+  EXPECT_TRUE(load_string("[sft]\ngenerated_family_weights = [\"red=6\", \"scan = 2.5\"]\n",
+                          "x.toml").ok());
+  EXPECT_EQ(load_error("[sft]\ngenerated_family_weights = [\"reductions=6\"]\n"),
+            "x.toml:2:1: [sft] generated_family_weights: 'reductions=6' is not family=weight with "
+            "a family of ew, red, bcast, softmax, scan, pool, matmul, layout, stencil");
+  EXPECT_EQ(load_error("[sft]\ngenerated_family_weights = [\"red\"]\n"),
+            "x.toml:2:1: [sft] generated_family_weights: 'red' is not family=weight with a family "
+            "of ew, red, bcast, softmax, scan, pool, matmul, layout, stencil");
+  for (const std::string bad : {"red=0", "red=-1", "red=x", "red=", "red=2000"})
+    EXPECT_EQ(load_error("[sft]\ngenerated_family_weights = [\"" + bad + "\"]\n"),
+              "x.toml:2:1: [sft] generated_family_weights: '" + bad
+                  + "': the weight must be a number in (0, 1000]");
+  EXPECT_EQ(load_error("[sft]\ngenerated_family_weights = [\"red=2\", \"red=3\"]\n"),
+            "x.toml:2:1: [sft] generated_family_weights: family red is listed twice");
 }
 
 TEST(ConfigConsistency, AWarmStartPinIsASha256OfASetWarmStart) {
