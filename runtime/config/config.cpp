@@ -61,6 +61,12 @@ bool operator==(const leap_config& a, const leap_config& b) {
 
 leap_config defaults() { return leap_config{}; }
 
+const std::vector<std::string>& generated_family_tags() {
+  static const std::vector<std::string> tags = {"ew",   "red",    "bcast",  "softmax", "scan",
+                                                "pool", "matmul", "layout", "stencil"};
+  return tags;
+}
+
 leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,
                                 const std::string& source_name,
                                 const std::vector<std::string>& foreign_sections,

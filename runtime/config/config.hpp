@@ -312,6 +312,10 @@ inline bool operator!=(const leap_config& a, const leap_config& b) { return !(a 
 // The default configuration (same as leap_config{}).
 leap_config defaults();
 
+// The tags of the generated task families (env/taskgen's, in its order), for the keys that name
+// them (sft.generated_families, sft.generated_family_weights); leap_config does not link taskgen.
+const std::vector<std::string>& generated_family_tags();
+
 // Parses a TOML file on top of the defaults. Unknown sections/keys, wrong types and values out of
 // range are errors in the form every TOML reader shares (common/toml_schema.hpp):
 // "<file>:<line>:<column>: [compiler] workers: must be at least 1 (got 0)", an unknown key with

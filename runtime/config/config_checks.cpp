@@ -82,8 +82,7 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                                "sft.generated_tasks, or leave sft.bundled_tasks true"));
   // sft.generated_family_weights: "family=weight", a known family once, a positive weight.
   {
-    static const std::vector<std::string> families = {"ew",   "red",    "bcast",  "softmax", "scan",
-                                                      "pool", "matmul", "layout", "stencil"};
+    const auto& families = generated_family_tags();
     std::vector<std::string> listed;
     for (const auto& entry : cfg.sft.generated_family_weights) {
       const auto eq = entry.find('=');

@@ -149,7 +149,7 @@ void register_sft(registry& r) {
         "families or sft.generated_first set, the N tasks are dealt round-robin over the listed "
         "families (in this order), each family's from index sft.generated_first on: "
         "`gen_ew_t<first>`, `gen_ew_t<first+1>`, ... A curriculum's first stage can be one family.")
-      .one_of({"ew", "red", "bcast", "softmax", "scan", "pool", "matmul", "layout", "stencil"});
+      .one_of(generated_family_tags());
   s.key("generated_first", &sft_section::generated_first,
         "Index of the first generated train task taken from each family's list (see "
         "sft.generated_families): a later stage of a curriculum can start past the tasks an "

@@ -2,6 +2,7 @@
 // CPU emulation, worker processes. Checks that labels are real verdicts, that repair records carry
 // the buggy run's feedback and a fix that really passed, and that a rerun reads the label cache.
 #include "common/fs.hpp"
+#include "env/taskgen/generator.hpp"
 #include "policy/corpus/kernel_corpus.hpp"
 #include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/config/schema.hpp"
@@ -37,6 +38,17 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
 // sft.bug_kinds' allowed names (written out in leap_config, which does not link the corpus) are
 // exactly the generator's kinds, in order; the default is the first nine, the kinds of before
 // swapped_name and sampling_noise.
+// The config's family tags (sft.generated_families, sft.generated_family_weights) are taskgen's.
+TEST(CorpusE2E, ConfigNamesEveryGeneratedFamily) {
+  std::vector<std::string> tags;
+  for (auto f : taskgen::all_families())
+    tags.emplace_back(taskgen::tag(f));
+  EXPECT_EQ(config::generated_family_tags(), tags);
+  const auto* key = config::schema().find_section("sft")->find("generated_families");
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ(key->allowed, tags);
+}
+
 TEST(CorpusE2E, ConfigNamesEveryBugKind) {
   const auto* sec = config::schema().find_section("sft");
   ASSERT_NE(sec, nullptr);
