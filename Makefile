@@ -33,8 +33,9 @@ run: build
 	  $(LEAP) --config $(CONFIG) train --out $(RUN_DIR); \
 	fi
 
-# Rebuilds assets/warm_start, the warm start `make run` starts from, from scratch with
-# the [policy] and [sft] of configs/quickstart.toml, and renews its pin there (docs/training.md).
+# Rebuilds assets/warm_start, the warm start `make run` starts from, from scratch: the stages of
+# configs/warm-start/ in order (about 2 hours on 2 cores; a rerun resumes after the last stage
+# made), then renews its pin in configs/quickstart.toml (docs/training.md).
 warm-start: build
 	@bash scripts/make-warm-start.sh
 
