@@ -408,6 +408,13 @@ result<generated_name> parse_generated_name(std::string_view name) {
 
 } // namespace
 
+result<family> family_of(std::string_view name) {
+  auto g = parse_generated_name(name);
+  if (!g)
+    return g.err();
+  return g->fam;
+}
+
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names) {
   std::vector<generated_name> parsed;
   std::map<family, std::array<int, 3>> want; // per family and kind: the largest index + 1

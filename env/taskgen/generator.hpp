@@ -60,6 +60,8 @@ std::string task_name(family f, gen_kind k, int index);
 // 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);
 bool is_generated_name(std::string_view name);
+// The family of a generated task's name (ew for gen_ew_t00042); an error when it is none.
+result<family> family_of(std::string_view name);
 
 // The operator a generated reference was rendered from (its first line), for the oracle.
 // An error when `reference_source` is not a generated reference.

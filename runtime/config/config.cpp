@@ -7,6 +7,9 @@
 #include "common/toml_schema.hpp"
 #include "runtime/config/schema.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace leap::config {
 
 namespace {
@@ -65,6 +68,21 @@ const std::vector<std::string>& generated_family_tags() {
   static const std::vector<std::string> tags = {"ew",   "red",    "bcast",  "softmax", "scan",
                                                 "pool", "matmul", "layout", "stencil"};
   return tags;
+}
+
+leap::result<family_weight> parse_family_weight(const std::string& entry) {
+  const auto& families = generated_family_tags();
+  const auto eq = entry.find('=');
+  const std::string left = entry.substr(0, eq == std::string::npos ? entry.size() : eq);
+  const std::string right = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
+  const std::string fam(trim(left)), w(trim(right));
+  if (eq == std::string::npos || std::find(families.begin(), families.end(), fam) == families.end())
+    return make_error("'" + entry + "' is not family=weight with a family of " + join(families, ", "));
+  char* end = nullptr;
+  const double v = w.empty() ? 0 : std::strtod(w.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !(v > 0) || v > 1000)
+    return make_error("'" + entry + "': the weight must be a number in (0, 1000]");
+  return family_weight{fam, v};
 }
 
 leap::result<void> apply_string(leap_config& cfg, std::string_view toml_text,

@@ -316,6 +316,15 @@ leap_config defaults();
 // them (sft.generated_families, sft.generated_family_weights); leap_config does not link taskgen.
 const std::vector<std::string>& generated_family_tags();
 
+// One sft.generated_family_weights entry, "family=weight": its family tag and weight, or what is
+// wrong with it (not family=weight with a known family; a weight that is not a number in
+// (0, 1000]). The config check and the warm start both read entries through it.
+struct family_weight {
+  std::string family;
+  double weight = 1.0;
+};
+leap::result<family_weight> parse_family_weight(const std::string& entry);
+
 // Parses a TOML file on top of the defaults. Unknown sections/keys, wrong types and values out of
 // range are errors in the form every TOML reader shares (common/toml_schema.hpp):
 // "<file>:<line>:<column>: [compiler] workers: must be at least 1 (got 0)", an unknown key with

@@ -8,7 +8,6 @@
 #include "common/toml_schema.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,25 +81,16 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                                "sft.generated_tasks, or leave sft.bundled_tasks true"));
   // sft.generated_family_weights: "family=weight", a known family once, a positive weight.
   {
-    const auto& families = generated_family_tags();
     std::vector<std::string> listed;
     for (const auto& entry : cfg.sft.generated_family_weights) {
-      const auto eq = entry.find('=');
-      const std::string left = entry.substr(0, eq == std::string::npos ? entry.size() : eq);
-      const std::string right = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
-      const std::string fam(trim(left)), w(trim(right));
-      char* end = nullptr;
-      const double v = w.empty() ? 0 : std::strtod(w.c_str(), &end);
-      if (eq == std::string::npos || std::find(families.begin(), families.end(), fam) == families.end())
+      auto fw = parse_family_weight(entry);
+      if (!fw)
+        errs.push_back(located("sft.generated_family_weights", fw.message()));
+      else if (std::find(listed.begin(), listed.end(), fw->family) != listed.end())
         errs.push_back(located("sft.generated_family_weights",
-                               "'" + entry + "' is not family=weight with a family of " +
-                                   join(families, ", ")));
-      else if (end == nullptr || *end != '\0' || !(v > 0) || v > 1000)
-        errs.push_back(located("sft.generated_family_weights",
-                               "'" + entry + "': the weight must be a number in (0, 1000]"));
-      else if (std::find(listed.begin(), listed.end(), fam) != listed.end())
-        errs.push_back(located("sft.generated_family_weights", "family " + fam + " is listed twice"));
-      listed.push_back(fam);
+                               "family " + fw->family + " is listed twice"));
+      else
+        listed.push_back(fw->family);
     }
   }
   // The cluster's addresses and TLS files.

@@ -3,7 +3,6 @@
 
 #include "common/fs.hpp"
 #include "common/sha256.hpp"
-#include "common/strings.hpp"
 #include "env/taskgen/generator.hpp"
 #include "policy/model/checkpoint_verify.hpp"
 #include "policy/text/bpe_trainer.hpp"
@@ -17,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -73,17 +71,17 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
 class family_weights {
 public:
   explicit family_weights(const std::vector<std::string>& entries) {
-    for (const auto& e : entries) {
-      auto eq = e.find('=');
-      if (eq != std::string::npos)
-        by_tag_[std::string(trim(e.substr(0, eq)))] = std::strtod(e.c_str() + eq + 1, nullptr);
-    }
+    for (const auto& e : entries)
+      if (auto fw = config::parse_family_weight(e))
+        by_tag_[fw->family] = fw->weight;
   }
   double of(const std::string& task) const {
-    if (by_tag_.empty() || !taskgen::is_generated_name(task))
+    if (by_tag_.empty())
       return 1.0;
-    auto rest = task.substr(4);                 // <family>_<kind><index>
-    auto it = by_tag_.find(rest.substr(0, rest.rfind('_')));
+    auto f = taskgen::family_of(task); // bundled tasks have none
+    if (!f)
+      return 1.0;
+    auto it = by_tag_.find(taskgen::tag(*f));
     return it == by_tag_.end() ? 1.0 : it->second;
   }
 

@@ -92,55 +92,58 @@ TEST(PolicyE2E, ASecondSftStageContinuesFromTheFirstStagesCheckpoint) {
   // From scratch the loss starts near ln(vocab); continued, near where the first stage ended.
   EXPECT_LT(second->first_loss, first->first_loss - 1.0);
 
+  // Later stages from the first one's checkpoint on 2 generated tasks labelled by construction,
+  // with `extra` overrides, written to root/<out>; and the tasks of a corpus.jsonl.
+  auto generated_stage = [&](const std::vector<std::string>& extra, const std::string& out) {
+    std::vector<std::string> sets{"sft.init_checkpoint=" + root + "/first", "sft.generated_tasks=2",
+                                  "sft.generated_bugs_per_kind=0",
+                                  "sft.generated_labels=construction"};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    auto svc = make_services(tiny_policy_config(sets));
+    EXPECT_TRUE(svc.ok()) << svc.message();
+    if (!svc.ok())
+      return result<pretrain_summary>(make_error(svc.message()));
+    return pretrain(**svc, root + "/" + out, false);
+  };
+  auto corpus_tasks_of = [](const std::string& corpus_path) {
+    std::set<std::string> tasks;
+    for (auto& line : split_lines(*read_file(corpus_path)))
+      if (!trim(line).empty())
+        tasks.insert(nlohmann::json::parse(line)["task"].get<std::string>());
+    return tasks;
+  };
+
   // A stage of one family from a given index: exactly those generated tasks join the corpus.
-  auto ew_cfg = tiny_policy_config({"sft.max_steps=1", "sft.init_checkpoint=" + root + "/first",
-                                    "sft.generated_tasks=2", "sft.generated_families=[\"ew\"]",
-                                    "sft.generated_first=5", "sft.generated_bugs_per_kind=0",
-                                    "sft.generated_labels=construction"});
-  auto ew_svc = make_services(ew_cfg);
-  ASSERT_TRUE(ew_svc.ok()) << ew_svc.message();
-  auto ew = pretrain(**ew_svc, root + "/ew", false);
+  auto ew = generated_stage({"sft.max_steps=1", "sft.generated_families=[\"ew\"]",
+                             "sft.generated_first=5"},
+                            "ew");
   ASSERT_TRUE(ew.ok()) << ew.message();
   std::set<std::string> generated;
-  for (auto& line : split_lines(*read_file(ew->corpus_path)))
-    if (!trim(line).empty()) {
-      const std::string task = nlohmann::json::parse(line)["task"];
-      if (task.rfind("gen_", 0) == 0)
-        generated.insert(task);
-    }
+  for (const auto& task : corpus_tasks_of(ew->corpus_path))
+    if (task.rfind("gen_", 0) == 0)
+      generated.insert(task);
   EXPECT_EQ(generated, (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
 
   // sft.bundled_tasks = false: a stage of generated tasks alone, no bundled task in its corpus;
   // sft.self_repair_tasks = 1: the self-repair phase samples one of its two tasks only.
-  auto alone_cfg = tiny_policy_config(
-      {"sft.max_steps=3", "sft.self_repair_steps=1", "sft.self_repair_samples=2",
-       "sft.self_repair_tasks=1", "sft.init_checkpoint=" + root + "/first", "sft.tasks=[]",
-       "sft.bundled_tasks=false", "sft.generated_tasks=2", "sft.generated_families=[\"ew\"]",
-       "sft.generated_first=5", "sft.generated_bugs_per_kind=0",
-       "sft.generated_labels=construction"});
-  auto alone_svc = make_services(alone_cfg);
-  ASSERT_TRUE(alone_svc.ok()) << alone_svc.message();
-  auto alone = pretrain(**alone_svc, root + "/alone", false);
+  auto alone = generated_stage({"sft.max_steps=3", "sft.self_repair_steps=1",
+                                "sft.self_repair_samples=2", "sft.self_repair_tasks=1",
+                                "sft.tasks=[]", "sft.bundled_tasks=false",
+                                "sft.generated_families=[\"ew\"]", "sft.generated_first=5"},
+                               "alone");
   ASSERT_TRUE(alone.ok()) << alone.message();
-  std::set<std::string> corpus_tasks;
-  for (auto& line : split_lines(*read_file(alone->corpus_path)))
-    if (!trim(line).empty())
-      corpus_tasks.insert(nlohmann::json::parse(line)["task"].get<std::string>());
-  EXPECT_EQ(corpus_tasks, (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
+  EXPECT_EQ(corpus_tasks_of(alone->corpus_path),
+            (std::set<std::string>{"gen_ew_t00005", "gen_ew_t00006"}));
   EXPECT_NE(alone->corpus_path, ew->corpus_path) << "a corpus of its own";
   EXPECT_EQ(alone->self_repair_samples, 2) << "2 samples of 1 task";
 
   // sft.generated_family_weights: one step's batch is drawn by weight, so weighting one family
   // a thousandfold makes the first batch that family's (the same weights, the same batch).
   auto first_loss_with = [&](const std::string& weights, const std::string& out) {
-    auto c = tiny_policy_config({"sft.max_steps=1", "sft.init_checkpoint=" + root + "/first",
-                                 "sft.tasks=[]", "sft.bundled_tasks=false",
-                                 "sft.generated_tasks=2", "sft.generated_families=[\"ew\", \"red\"]",
-                                 "sft.generated_bugs_per_kind=0", "sft.generated_labels=construction",
-                                 "sft.generated_family_weights=" + weights});
-    auto sv = make_services(c);
-    EXPECT_TRUE(sv.ok()) << sv.message();
-    auto r = pretrain(**sv, root + "/" + out, false);
+    auto r = generated_stage({"sft.max_steps=1", "sft.tasks=[]", "sft.bundled_tasks=false",
+                              "sft.generated_families=[\"ew\", \"red\"]",
+                              "sft.generated_family_weights=" + weights},
+                             out);
     EXPECT_TRUE(r.ok()) << r.message();
     return r.ok() ? r->first_loss : -1.0;
   };
