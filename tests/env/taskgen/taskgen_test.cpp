@@ -324,8 +324,9 @@ TEST(TaskgenSplits, NoGeneratedTaskIsABundledEvalOperator) {
   for (auto& n : eval_split_operators_outside_families())
     covered.insert(n);
   for (auto& t : *suite)
-    if (t.split == env::task_split::eval)
+    if (t.split == env::task_split::eval) {
       EXPECT_TRUE(covered.count(t.name)) << t.name << " is an eval task the generator does not know";
+    }
 }
 
 // The layout family (transpose, 3-D permute, row and column gathers by an int32 index

@@ -458,12 +458,14 @@ TEST(CorpusGenerated, ReferenceIsTheSolutionAndGenericBugsChangeIt) {
     EXPECT_NE(v.source, v.origin_source) << v.name;
     EXPECT_NE(v.bug, bug_kind::wrong_index) << "no wrong_index site in a generated reference";
     kinds[v.task].insert(v.bug);
-    if (v.bug == bug_kind::off_by_one) // the guard's `>=` became `>`, nothing else
+    if (v.bug == bug_kind::off_by_one) { // the guard's `>=` became `>`, nothing else
       EXPECT_EQ(v.source.size() + 1, v.origin_source.size()) << v.name;
-    if (v.bug == bug_kind::missing_bounds) // one line fewer: the guard
+    }
+    if (v.bug == bug_kind::missing_bounds) { // one line fewer: the guard
       EXPECT_EQ(std::count(v.source.begin(), v.source.end(), '\n') + 1,
                 std::count(v.origin_source.begin(), v.origin_source.end(), '\n'))
         << v.name;
+    }
   }
   EXPECT_EQ(solution.size(), tasks.size());
   for (auto& t : tasks) {
@@ -538,8 +540,9 @@ TEST(CorpusGenerated, GuardBugsEditTheKernelThatWritesTheOutput) {
     const std::string out_guard = "  if (i >= (long long)rows * cols) return;";
     ASSERT_NE(v.origin_source.find(out_guard), std::string::npos) << v.task;
     EXPECT_EQ(v.source.find(out_guard), std::string::npos) << v.name << "\n" << v.source;
-    if (v.bug == bug_kind::off_by_one)
+    if (v.bug == bug_kind::off_by_one) {
       EXPECT_NE(v.source.find("  if (i > (long long)rows * cols) return;"), std::string::npos) << v.name;
+    }
     ++checked;
   }
   EXPECT_EQ(checked, 4);

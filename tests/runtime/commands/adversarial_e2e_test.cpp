@@ -163,12 +163,14 @@ TEST_F(adversarial, EveryHostileCandidateIsContainedAndJudgedRight) {
       EXPECT_TRUE(expected(h, out[i]->v.st))
         << h.name << ": expected " << join(h.expect, "|") << ", got " << env::to_string(out[i]->v.st)
         << " (" << out[i]->v.reason << ")\n  feedback: " << out[i]->v.feedback;
-      if (!h.reasons.empty())
+      if (!h.reasons.empty()) {
         EXPECT_NE(std::find(h.reasons.begin(), h.reasons.end(), out[i]->v.reason), h.reasons.end())
           << h.name << ": expected reason " << join(h.reasons, "|") << ", got " << out[i]->v.reason
           << "\n  feedback: " << out[i]->v.feedback;
-      for (auto& p : h.must_not_exist)
+      }
+      for (auto& p : h.must_not_exist) {
         EXPECT_FALSE(fs::exists(p)) << h.name << " created " << p;
+      }
       if (h.name == "different_on_second_call") {
         EXPECT_EQ(out[i]->v.reason, "inconsistent");
         EXPECT_NE(out[i]->v.flags.find("inconsistent_across_calls"), std::string::npos);
