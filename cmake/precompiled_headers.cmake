@@ -38,9 +38,14 @@ endfunction()
 # targets whose files include such a header and define no clashing file-local names.
 # -DLEAP_UNITY_BUILDS=OFF compiles them file by file.
 option(LEAP_UNITY_BUILDS "Compile the LibTorch- and Beast-heavy targets as unity builds" ON)
+#   leap_unity_build(target [BATCH n])  n files per unity file (default: all in one)
 function(leap_unity_build target)
+  cmake_parse_arguments(arg "" "BATCH" "" ${ARGN})
+  if(NOT arg_BATCH)
+    set(arg_BATCH 0)
+  endif()
   if(LEAP_UNITY_BUILDS)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${arg_BATCH})
   endif()
 endfunction()
 
