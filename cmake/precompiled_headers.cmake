@@ -47,6 +47,18 @@ function(leap_unity_build target)
   endif()
 endfunction()
 
+# Named unity files: the FILES of `target` (paths as its own CMakeLists names them) compiled as
+# one unity file GROUP, the target's other sources file by file (UNITY_BUILD_MODE GROUP). For a
+# target whose files clash in pairs, or where one unity file of everything would be the build's
+# longest pole. Call once per group.
+#   leap_unity_group(target group files...)
+function(leap_unity_group target group)
+  if(LEAP_UNITY_BUILDS)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
+    set_source_files_properties(${ARGN} PROPERTIES UNITY_GROUP ${group})
+  endif()
+endfunction()
+
 # ccache, when installed, for rebuilds (a clean CI clone gains nothing from it). Precompiled
 # headers need the two sloppiness settings, or ccache would compile every such file again.
 find_program(LEAP_CCACHE ccache)
