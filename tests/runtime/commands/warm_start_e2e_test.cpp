@@ -41,6 +41,9 @@ env::process_outcome run(std::vector<std::string> argv, const std::string& cwd) 
   env::process_spec s;
   s.argv = std::move(argv);
   s.cwd = cwd;
+  // The script runs the leap this test was built with (its default, build/leap in the source
+  // tree, does not exist in a build directory elsewhere).
+  s.env = {std::string("LEAP=") + LEAP_BINARY};
   s.timeout_seconds = 600;
   s.output_limit = 1 << 20;
   return env::run_blocking(std::move(s));
