@@ -258,9 +258,37 @@ void run(const taskgen::gen_op& op, oracle_case& c) {
   }
 }
 
+// The case's buffers under the operator's own names (`to_own`) or back under the names the task
+// shows (op.names: own name -> shown name). Renamed all at once: a shown name may be another
+// buffer's own name (x, s, b for a, b, c).
+template <class V>
+void rename(std::map<std::string, V>& m, const std::map<std::string, std::string>& names, bool to_own) {
+  std::map<std::string, V> out;
+  for (auto& [name, v] : m) {
+    std::string key = name;
+    for (const auto& [own, shown] : names)
+      if ((to_own ? shown : own) == name)
+        key = to_own ? own : shown;
+    out.emplace(std::move(key), std::move(v));
+  }
+  m = std::move(out);
+}
+
+void rename_case(oracle_case& c, const std::map<std::string, std::string>& names, bool to_own) {
+  rename(c.inputs, names, to_own);
+  rename(c.outputs, names, to_own);
+  rename(c.ints, names, to_own);
+}
+
 } // namespace
 
 leap::result<void> run_generated_oracle(const taskgen::gen_op& op, oracle_case& c) {
+  struct renamed { // restores the task's names however run() ends
+    oracle_case& c;
+    const std::map<std::string, std::string>& names;
+    renamed(oracle_case& cc, const std::map<std::string, std::string>& n) : c(cc), names(n) { rename_case(c, names, true); }
+    ~renamed() { rename_case(c, names, false); }
+  } guard(c, op.names);
   try {
     torch::NoGradGuard no_grad;
     run(op, c);

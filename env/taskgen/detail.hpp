@@ -68,6 +68,7 @@ struct arg_def {
 struct parts {
   int level = 1;
   std::string category;
+  std::string title;       // the name the prompt shows (paraphrases); empty = the task's name
   std::string description; // without the two closing lines
   std::vector<arg_def> args;
   std::vector<env::size_set> sizes;
@@ -97,6 +98,12 @@ enum class spelling { prose, c_float };
 std::string infix(const expr& e, const std::map<std::string, std::string>& names, spelling sp,
                   int prec = 0);
 std::string prose(const expr& e, const std::map<std::string, std::string>& names);
+// The expression as PyTorch would write it over whole tensors (torch.where, torch.clamp,
+// F.softplus, ...), `names` mapping variables to tensor names.
+std::string torch_text(const expr& e, const std::map<std::string, std::string>& names, int prec = 0);
+// A snake_case name of an expression's operations, as a person might call the operator
+// ("clamp_minimum", "tanh_add_mul"): its distinct operations in prefix order, at most three.
+std::string op_title(const expr& e);
 void collect_fns(const expr& e, std::set<std::string>& out);
 std::string definitions(const std::vector<const expr*>& es);
 std::string cuda(const expr& e, const std::map<std::string, std::string>& names);
@@ -117,7 +124,16 @@ extern const char* const ir_marker;
 
 // ---- the family renderers (render_families.cpp, render_layout.cpp) ----
 
-parts render_ew(const gen_op& op, rng& r);
+// How a task is written: `plain` is the family's own wording (train and held-out tasks);
+// `paraphrase` (gen_<family>_p<n>) words the same operator otherwise: the buffer names of
+// op.names, the suite's hand-written phrasings (a piecewise formula as "s if p > q, else t", one
+// range sentence per input). Families without a paraphrase of their own render as plain.
+enum class style { plain, paraphrase };
+
+// The buffer names a paraphrase of `op` uses, drawn from r (empty where the family has none).
+std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r);
+
+parts render_ew(const gen_op& op, rng& r, style st = style::plain);
 parts render_red(const gen_op& op, rng& r);
 parts render_bcast(const gen_op& op, rng& r);
 parts render_softmax(const gen_op& op, rng& r);
@@ -126,7 +142,7 @@ parts render_pool(const gen_op& op, rng& r);
 parts render_matmul(const gen_op& op, rng& r);
 parts render_layout(const gen_op& op, rng& r);
 parts render_stencil(const gen_op& op, rng& r);
-parts render_parts(const gen_op& op, rng& r);
+parts render_parts(const gen_op& op, rng& r, style st = style::plain);
 
 // ---- evaluation (evaluate.cpp; instantiated for float and double) ----
 

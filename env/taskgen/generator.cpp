@@ -33,6 +33,12 @@ std::string task_name(family f, gen_kind k, int index) {
   return std::string("gen_") + tag(f) + "_" + letter + b;
 }
 
+std::string paraphrase_name(family f, int index) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%05d", index);
+  return std::string("gen_") + tag(f) + "_p" + b;
+}
+
 namespace detail {
 
 // The paths (child indices from the root) of every call node of `e`, parents first.
@@ -54,7 +60,17 @@ E& node_at(E& e, const std::vector<std::size_t>& path) {
 }
 
 result<void> check_parts(const gen_op& op, const parts& p) {
-  auto in = sample_inputs(p, 0x5eed);
+  // The sample inputs by the operator's own names (a paraphrase shows them under op.names).
+  std::map<std::string, std::string> canon_of, shown_of;
+  for (const auto& [from, to] : op.names) {
+    canon_of[to] = from;
+    shown_of[from] = to;
+  }
+  std::map<std::string, std::vector<double>> in;
+  for (auto& [name, v] : sample_inputs(p, 0x5eed)) {
+    auto it = canon_of.find(name);
+    in[it == canon_of.end() ? name : it->second] = std::move(v);
+  }
   auto want = eval_op<double>(op, p.sample, in);
   bool is_int = op.fam == family::red && (op.reduce == "argmax" || op.reduce == "argmin");
   auto tol = [&](const std::vector<double>& got) {
@@ -79,7 +95,7 @@ result<void> check_parts(const gen_op& op, const parts& p) {
     return make_error(std::string("a constant output passes the tolerance") + t);
   for (auto& [name, v] : in)
     if (v.size() >= want.size() && tol(v))
-      return make_error("a copy of input '" + name + "' passes the tolerance" + t);
+      return make_error("a copy of input '" + (shown_of.count(name) ? shown_of[name] : name) + "' passes the tolerance" + t);
   // Every operation of the formula must matter on the test inputs: a candidate that drops one (a
   // clamp its argument never reaches, a select branch never taken, a max always decided the
   // same way) and writes one of its arguments instead must fail.
@@ -194,17 +210,41 @@ void fill(family_lists& L, family f, std::uint64_t seed, const int want[3]) {
   }
 }
 
-result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, const gen_op& op) {
+// The seed of a paraphrase's rendering (its names and wording): another stream than the plain
+// task's, `attempt` counting renderings the tolerance refusal turned down.
+std::uint64_t paraphrase_seed(std::uint64_t seed, family f, const gen_op& op, std::uint64_t attempt) {
+  return draw_seed(seed ^ 0x7061726170687261ull, f, fnv1a("paraphrase|" + canonical_form(op)) + attempt);
+}
+
+result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, const gen_op& op,
+                           bool paraphrase) {
   gen_task t;
-  t.name = task_name(f, k, index);
+  t.name = paraphrase ? paraphrase_name(f, index) : task_name(f, k, index);
   t.kind = k;
+  t.paraphrase = paraphrase;
   t.op = op;
-  rng r(render_seed(seed, f, op));
-  auto p = render_parts(op, r);
-  if (auto ok = check_parts(op, p); !ok)
-    return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
+  parts p;
+  if (!paraphrase) {
+    rng r(render_seed(seed, f, op));
+    p = render_parts(op, r);
+    if (auto ok = check_parts(op, p); !ok)
+      return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
+  } else {
+    // The operator passed the refusal as plain; a paraphrase draws other ranges and sizes, so it
+    // is checked again, and redrawn (a few times) when refused.
+    result<void> ok = make_error("no rendering tried");
+    for (std::uint64_t attempt = 0; attempt < 8 && !ok; ++attempt) {
+      rng r(paraphrase_seed(seed, f, op, attempt));
+      t.op = op;
+      t.op.names = paraphrase_names(op, r);
+      p = render_parts(t.op, r, style::paraphrase);
+      ok = check_parts(t.op, p);
+    }
+    if (!ok)
+      return make_error("generated task " + t.name + ": tolerance refused every paraphrase: " + ok.message());
+  }
   t.toml = render_toml(t.name, k, p, signature_of(p));
-  t.reference = render_reference(t.name, op, p);
+  t.reference = render_reference(t.name, t.op, p);
   auto spec = env::parse_task("<generated seed " + std::to_string(seed) + ">/" + t.name + "/task.toml", t.toml, t.reference);
   if (!spec)
     return make_error("generated task " + t.name + ": " + spec.message());
@@ -352,7 +392,7 @@ result<std::vector<gen_task>> generate_suite(const gen_options& opt) {
     for (std::size_t f = 0; f < fams.size(); ++f) {
       auto& ops = lists[f].kinds[k];
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        auto t = make_task(opt.seed, fams[f], static_cast<gen_kind>(k), static_cast<int>(i), ops[i]);
+        auto t = make_task(opt.seed, fams[f], static_cast<gen_kind>(k), static_cast<int>(i), ops[i], false);
         if (!t)
           return t.err();
         out.push_back(std::move(*t));
@@ -380,11 +420,12 @@ struct generated_name {
   family fam;
   gen_kind kind;
   int index;
+  bool paraphrase; // gen_<family>_p<n>: train operator n, worded otherwise
 };
 
 result<generated_name> parse_generated_name(std::string_view name) {
   auto bad = [&] {
-    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c><number>, "
+    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c|p><number>, "
                       "e.g. gen_ew_t00042)");
   };
   if (!is_generated_name(name))
@@ -397,16 +438,25 @@ result<generated_name> parse_generated_name(std::string_view name) {
   if (!f)
     return f.err();
   char kc = rest[us + 1];
-  if (kc != 't' && kc != 'i' && kc != 'c')
+  if (kc != 't' && kc != 'i' && kc != 'c' && kc != 'p')
     return bad();
-  gen_kind k = kc == 't' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
+  gen_kind k = kc == 't' || kc == 'p' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
   std::string digits(rest.substr(us + 2));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
     return bad();
-  return generated_name{*f, k, std::stoi(digits)};
+  return generated_name{*f, k, std::stoi(digits), kc == 'p'};
 }
 
 } // namespace
+
+result<std::string> paraphrase_of(std::string_view train_name) {
+  auto g = parse_generated_name(train_name);
+  if (!g)
+    return g.err();
+  if (g->kind != gen_kind::train || g->paraphrase)
+    return make_error("'" + std::string(train_name) + "' is not a generated train task (gen_<family>_t<number>)");
+  return paraphrase_name(g->fam, g->index);
+}
 
 result<family> family_of(std::string_view name) {
   auto g = parse_generated_name(name);
@@ -437,7 +487,7 @@ result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vect
     if (static_cast<int>(ops.size()) <= g.index)
       return make_error("generated family " + std::string(tag(g.fam)) + " has only " + std::to_string(ops.size())
                         + " " + to_string(g.kind) + " operator(s); '" + names[i] + "' does not exist");
-    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)]);
+    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)], g.paraphrase);
     if (!t)
       return t.err();
     out.push_back(std::move(*t));

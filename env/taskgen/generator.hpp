@@ -8,7 +8,12 @@
 //   t  train: a training operator,
 //   i  held-out instance: eval split, a new operator of a composition that train tasks use,
 //   c  held-out composition: eval split, a composition (template and op combination) that no
-//      train task uses.
+//      train task uses,
+//   p  paraphrase: train split, train operator n (the same operator as t<n>) worded otherwise:
+//      other buffer names (x and y, pred and target, a, b and w, ...) and the phrasings of
+//      hand-written tasks, so that a model trained on them learns to read the prose and copy the
+//      signature rather than one generator's wording (elementwise only; the other families'
+//      paraphrases are a second draw of their own wording, sizes and ranges).
 // The number is the position in that family's list for that kind, so a name denotes the same
 // task for a given seed however many tasks are requested (lists are prefixes of one order).
 #pragma once
@@ -38,6 +43,7 @@ struct gen_options {
 struct gen_task {
   std::string name;
   gen_kind kind = gen_kind::train;
+  bool paraphrase = false; // gen_<family>_p<n>
   gen_op op;
   std::string toml;      // the task.toml text
   std::string reference; // the reference .cu; its first line holds serialize(op)
@@ -56,6 +62,11 @@ result<std::vector<env::task_spec>> generated_specs(const gen_options& opt);
 result<gen_task> generate_task(std::uint64_t seed, std::string_view name);
 // The name of a family's `index`-th task of kind `k` (gen_ew_t00042 for ew, train, 42).
 std::string task_name(family f, gen_kind k, int index);
+// The name of the paraphrase of a family's `index`-th train task (gen_ew_p00042).
+std::string paraphrase_name(family f, int index);
+// The paraphrase of a generated train task's name (gen_ew_t00042 -> gen_ew_p00042); an error
+// when `train_name` is not one.
+result<std::string> paraphrase_of(std::string_view train_name);
 // generate_task() for a list of names, each family's operators drawn once (a list of the first
 // 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);

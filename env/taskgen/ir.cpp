@@ -336,6 +336,50 @@ std::vector<double> stencil_weights(const std::string& v) {
   return {};
 }
 
+namespace {
+
+// ";names=a:x,out:y", or "" (the operator lines of tasks that keep the family's names stay as
+// they were).
+std::string names_text(const std::map<std::string, std::string>& names) {
+  std::string s;
+  for (const auto& [from, to] : names)
+    s += (s.empty() ? ";names=" : ",") + from + ":" + to;
+  return s;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+result<std::map<std::string, std::string>> parse_names(const std::string& text) {
+  std::map<std::string, std::string> names;
+  std::set<std::string> shown;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find(',', at);
+    if (end == std::string::npos)
+      end = text.size();
+    auto item = text.substr(at, end - at);
+    at = end + 1;
+    auto colon = item.find(':');
+    std::string from = item.substr(0, colon), to = colon == std::string::npos ? "" : item.substr(colon + 1);
+    if (!is_identifier(from) || !is_identifier(to))
+      return make_error("operator: names entry '" + item + "' is not name:shown_name (two identifiers)");
+    if (names.count(from) || shown.count(to))
+      return make_error("operator: names entry '" + item + "' repeats a name");
+    names[from] = to;
+    shown.insert(to);
+  }
+  return names;
+}
+
+} // namespace
+
 std::string serialize(const gen_op& op) {
   // The layout and stencil fields only for those families: the earlier families' operator
   // lines (the first line of their references) stay as they were.
@@ -349,7 +393,7 @@ std::string serialize(const gen_op& op) {
          + ";source=" + op.source + ";variant=" + op.variant + ";scale=" + number(op.scale)
          + ";bias=" + (op.bias ? "1" : "0") + ";exclusive=" + (op.exclusive ? "1" : "0")
          + ";reverse=" + (op.reverse ? "1" : "0") + ";window=" + std::to_string(op.window)
-         + ";stride=" + std::to_string(op.stride) + extra;
+         + ";stride=" + std::to_string(op.stride) + extra + names_text(op.names);
 }
 
 result<gen_op> parse_op(std::string_view text) {
@@ -405,7 +449,12 @@ result<gen_op> parse_op(std::string_view text) {
     else if (key == "step0") ok = to_int(op.step0);
     else if (key == "start1") ok = to_int(op.start1);
     else if (key == "step1") ok = to_int(op.step1);
-    else
+    else if (key == "names") {
+      auto n = parse_names(val);
+      if (!n)
+        return n.err();
+      op.names = std::move(*n);
+    } else
       return make_error("operator \"" + std::string(text) + "\": unknown key '" + key + "'");
     if (!ok)
       return ok.err();

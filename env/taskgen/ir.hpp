@@ -79,6 +79,10 @@ struct gen_op {
   std::string perm;           // layout permute: the source axis of each output axis, "201"
   std::string border;         // stencil: zero clamp mirror valid
   int start0 = 0, step0 = 1, start1 = 0, step1 = 1; // layout slice (rows, columns)
+  // How the task names its buffers where that differs from the family's own names (ew: a, b, c
+  // and out), e.g. {a: x, out: y}: rendering only, so not part of the canonical form or the
+  // composition. The reference's operator line carries it, so the oracle finds the buffers.
+  std::map<std::string, std::string> names;
 };
 
 // The 3x3 weights of a stencil variant (row-major: w[(a + 1) * 3 + (b + 1)] multiplies the
@@ -110,7 +114,8 @@ std::string canonical_form(const gen_op& op);
 // constants (expression constants, softmax scale, pooling window and stride) abstracted.
 // Held-out compositions and the exclusion of eval-split operators compare this.
 std::string composition(const gen_op& op);
-// Serialisation (`key=value;...`), exact: parse_op(serialize(op)) has the same canonical form.
+// Serialisation (`key=value;...`), exact: parse_op(serialize(op)) has the same canonical form
+// and names.
 std::string serialize(const gen_op& op);
 result<gen_op> parse_op(std::string_view text);
 

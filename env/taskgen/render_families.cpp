@@ -5,6 +5,7 @@
 #include "env/shape_expr.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -13,22 +14,54 @@
 
 namespace leap::taskgen::detail {
 
-parts render_ew(const gen_op& op, rng& r) {
+std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r) {
+  if (op.fam != family::ew)
+    return {};
+  // Names people give such buffers (the bundled suite's among them), inputs then the output.
+  static const std::vector<std::vector<std::string>> one{
+    {"x", "y"}, {"x", "out"}, {"a", "out"}, {"src", "dst"}, {"u", "v"}, {"x", "z"}, {"input", "output"}, {"v", "w"}};
+  static const std::vector<std::vector<std::string>> two{
+    {"x", "y", "z"}, {"a", "b", "out"}, {"x", "y", "out"}, {"pred", "target", "out"}, {"a", "w", "out"},
+    {"x", "w", "y"}, {"u", "v", "w"}, {"p", "q", "out"}, {"lhs", "rhs", "out"}, {"x", "b", "y"}};
+  static const std::vector<std::vector<std::string>> three{
+    {"a", "b", "w", "out"}, {"x", "y", "z", "out"}, {"a", "b", "c", "out"}, {"p", "q", "r", "out"},
+    {"u", "v", "w", "out"}, {"x", "y", "w", "out"}, {"a", "b", "t", "out"}, {"x", "s", "b", "y"}};
+  const auto& pool = op.inputs == 1 ? one : op.inputs == 2 ? two : three;
+  const auto& pick = r.pick(pool);
+  std::map<std::string, std::string> names;
+  const char* canon[] = {"a", "b", "c"};
+  for (int i = 0; i < op.inputs; ++i)
+    if (pick[static_cast<std::size_t>(i)] != canon[i])
+      names[canon[i]] = pick[static_cast<std::size_t>(i)];
+  if (pick.back() != "out")
+    names["out"] = pick.back();
+  return names;
+}
+
+parts render_ew(const gen_op& op, rng& r, style st) {
   parts p;
   p.level = 1;
   p.category = "elementwise";
+  auto shown = [&](const std::string& n) {
+    auto it = op.names.find(n);
+    return it == op.names.end() ? n : it->second;
+  };
   std::vector<std::string> ins{"a", "b", "c"};
   ins.resize(static_cast<std::size_t>(op.inputs));
+  const std::string out = shown("out");
   std::vector<range_t> ranges{{-2, 2}, {-1, 1}, {0, 3}, {-3, 1}, {-1.5, 2.5}};
   std::map<std::string, std::string> pn;
-  std::string range_text;
+  std::vector<std::pair<std::string, range_t>> in_ranges;
+  std::vector<std::string> shown_names;
   for (auto& v : ins) {
     auto rg = r.pick(ranges);
-    p.args.push_back({v, "const float*", "input", "n", uniform(rg)});
-    pn[v] = v + "[i]";
-    range_text += (range_text.empty() ? "" : ", ") + v + " in [" + num(rg.lo) + ", " + num(rg.hi) + "]";
+    const std::string name = shown(v);
+    p.args.push_back({name, "const float*", "input", "n", uniform(rg)});
+    pn[v] = name + "[i]";
+    in_ranges.push_back({name, rg});
+    shown_names.push_back(name);
   }
-  p.args.push_back({"out", "float*", "output", "n", ""});
+  p.args.push_back({out, "float*", "output", "n", ""});
   p.args.push_back({"n", "int", "", "", ""});
   int n1 = r.pick(std::vector<int>{65536, 131072, 262144});
   int n2 = odd_size(r, 50001, 300000);
@@ -36,22 +69,85 @@ parts render_ew(const gen_op& op, rng& r) {
   p.sample = {{"n", 400}};
   p.atol = 1e-5;
   p.rtol = 1e-4;
-  std::vector<std::string> openers{
-    "Elementwise map over n float32 values: for every 0 <= i < n,",
-    "Compute, for each index i in [0, n),",
-    "One output per position (0 <= i < n), each depending only on the inputs at that position:",
-    "Apply the following formula independently to every element i (0 <= i < n):"};
-  std::string all = join_names([&] { auto v = ins; v.push_back("out"); return v; }());
+  shown_names.push_back(out);
+  std::string all = join_names(shown_names);
+  auto range_of = [](const std::pair<std::string, range_t>& x) {
+    return x.first + " in [" + num(x.second.lo) + ", " + num(x.second.hi) + "]";
+  };
+  std::string range_text;
+  for (auto& x : in_ranges)
+    range_text += (range_text.empty() ? "" : ", ") + range_of(x);
   std::ostringstream d;
-  d << r.pick(openers) << "\nout[i] = " << prose(op.body, pn) << ".\n";
-  auto defs = definitions({&op.body});
-  if (!defs.empty())
-    d << defs << "\n";
-  d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
-  d << r.pick(std::vector<std::string>{
+  if (st == style::plain) {
+    std::vector<std::string> openers{
+      "Elementwise map over n float32 values: for every 0 <= i < n,",
+      "Compute, for each index i in [0, n),",
+      "One output per position (0 <= i < n), each depending only on the inputs at that position:",
+      "Apply the following formula independently to every element i (0 <= i < n):"};
+    d << r.pick(openers) << "\n" << out << "[i] = " << prose(op.body, pn) << ".\n";
+    auto defs = definitions({&op.body});
+    if (!defs.empty())
+      d << defs << "\n";
+    d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
+  } else {
+    // A name a person would give the operator, shown in the prompt instead of gen_ew_p<n>, and
+    // often the opener of the suite's hand-written tasks: "<Name> (as torch...): for 0 <= i < n,".
+    p.title = op_title(op.body);
+    std::map<std::string, std::string> tn;
+    for (auto& v : ins)
+      tn[v] = shown(v);
+    std::string heading = p.title;
+    std::replace(heading.begin(), heading.end(), '_', ' ');
+    heading[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(heading[0])));
+    std::vector<std::string> openers{
+      "For 0 <= i < n,", "Elementwise, for 0 <= i < n,", "For every index 0 <= i < n,",
+      "Compute, for each i in [0, n),", "An elementwise operator: for 0 <= i < n,",
+      "Pointwise over n float32 values: for 0 <= i < n,",
+      heading + " (as " + torch_text(op.body, tn) + "): for 0 <= i < n,",
+      heading + ", elementwise (as torch computes " + torch_text(op.body, tn) + "): for 0 <= i < n,",
+      heading + ": for 0 <= i < n,"};
+    d << r.pick(openers) << "\n" << out << "[i] = ";
+    // A select at the top is written as the suite writes piecewise functions.
+    const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && r.coin(70);
+    std::set<std::string> fns;
+    if (piecewise) {
+      const auto& k = op.body.kids;
+      d << prose(k[2], pn) << " if " << prose(k[0], pn) << " > " << prose(k[1], pn) << ", else "
+        << prose(k[3], pn) << ".\n";
+      std::vector<const expr*> rest{&k[0], &k[1], &k[2], &k[3]};
+      auto defs = definitions(rest);
+      if (!defs.empty())
+        d << defs << "\n";
+    } else {
+      d << prose(op.body, pn) << ".\n";
+      auto defs = definitions({&op.body});
+      if (!defs.empty())
+        d << defs << "\n";
+    }
+    switch (r.below(3)) {
+      case 0:
+        d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
+        break;
+      case 1: {
+        d << all << " hold n float32 values each; ";
+        for (std::size_t i = 0; i < in_ranges.size(); ++i)
+          d << (i == 0 ? "" : i + 1 == in_ranges.size() ? " and " : ", ") << in_ranges[i].first << " lies in ["
+            << num(in_ranges[i].second.lo) << ", " << num(in_ranges[i].second.hi) << "]";
+        d << ". ";
+        break;
+      }
+      default:
+        d << all << " hold n float32 values each (" << range_text << "). ";
+    }
+  }
+  std::vector<std::string> tails{
     "n can be any positive int and is not necessarily a multiple of the block size (one test uses n = " + std::to_string(n2) + "), so guard the tail.",
     "n is not necessarily a multiple of the block size or of 4 (one test size is " + std::to_string(n2) + "); guard the tail.",
-    "One test uses n = " + std::to_string(n2) + ", which is not a multiple of any block size."});
+    "One test uses n = " + std::to_string(n2) + ", which is not a multiple of any block size."};
+  if (st == style::paraphrase)
+    tails.push_back("n can be any positive int and is not necessarily a multiple of the block size or of 4 (one test size is "
+                    + std::to_string(n2) + "), so guard the tail.");
+  d << r.pick(tails);
   p.description = d.str();
   std::string params, call;
   for (auto& a : p.args) {
@@ -60,7 +156,7 @@ parts render_ew(const gen_op& op, rng& r) {
   }
   p.kernels = literal_helpers(op.body) + "__global__ void gen_kernel(" + params + ") {\n"
               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-              "  if (i >= n) return;\n  out[i] = " + infix(op.body, pn, spelling::c_float) + ";\n}\n";
+              "  if (i >= n) return;\n  " + out + "[i] = " + infix(op.body, pn, spelling::c_float) + ";\n}\n";
   p.launch = launch_1d("gen_kernel", "n", call);
   return p;
 }

@@ -169,3 +169,49 @@ TEST(GenOracle, HandCheckedCases) {
   bad.ints["n"] = 2;
   EXPECT_FALSE(oracles::run_generated_oracle(ew, bad).ok());
 }
+
+// Paraphrased elementwise tasks show their buffers under other names (op.names): the oracle,
+// given the buffers by those names, computes the same as the generator's evaluation by the
+// operator's own names, and hands the buffers back under the shown names.
+TEST(GenOracle, ParaphrasesWithTheirOwnBufferNames) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i)
+    names.push_back(paraphrase_name(family::ew, i));
+  auto tasks = generate_tasks(1, names);
+  ASSERT_TRUE(tasks.ok()) << tasks.message();
+  std::mt19937 gen(9);
+  int renamed = 0;
+  for (auto& t : *tasks) {
+    env::size_set sz{{"n", 333}};
+    std::map<std::string, std::vector<double>> shown, own;
+    for (std::size_t i = 0; i < t.spec.args.size(); ++i) {
+      auto& a = t.spec.args[i];
+      if (a.role != env::arg_role::input)
+        continue;
+      std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
+      auto& v = shown[a.p.name];
+      for (long long j = 0; j < t.spec.elements(i, sz); ++j)
+        v.push_back(u(gen));
+      std::string key = a.p.name;
+      for (auto& [o, s] : t.op.names)
+        if (s == a.p.name)
+          key = o;
+      own[key] = v;
+    }
+    auto want = evaluate(t.op, sz, own);
+    auto got = oracle(t.spec, t.op, sz, shown);
+    ASSERT_EQ(got.size(), want.size()) << t.name;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      double w = static_cast<float>(want[i]);
+      ASSERT_LE(std::fabs(got[i] - w), 1e-6 + 1e-5 * std::fabs(w)) << t.name << " at " << i;
+    }
+    renamed += !t.op.names.empty();
+  }
+  EXPECT_GT(renamed, 25);
+  // A case whose buffers do not carry the shown names is an error naming the missing one.
+  auto& t = tasks->front();
+  oracles::oracle_case c;
+  c.ints["n"] = 4;
+  auto r = oracles::run_generated_oracle(t.op, c);
+  EXPECT_FALSE(r.ok());
+}

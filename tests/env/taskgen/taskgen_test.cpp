@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -457,4 +458,110 @@ TEST(TaskgenFamilies, HandCheckedLayoutAndStencilCases) {
   back = parse_op(serialize(lp));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(canonical_form(*back), canonical_form(lp));
+}
+
+// A paraphrase (gen_<family>_p<n>) is train operator n worded otherwise: the same canonical
+// form, the train split, a deterministic text; elementwise ones name their buffers otherwise
+// (their signature, prose and reference all use the shown names) and write some selects as
+// "s if p > q, else t".
+TEST(TaskgenParaphrases, SameOperatorOtherNamesAndWording) {
+  std::vector<std::string> plain, para;
+  for (int i = 0; i < 120; ++i) {
+    plain.push_back(task_name(family::ew, gen_kind::train, i));
+    para.push_back(paraphrase_name(family::ew, i));
+  }
+  for (int i = 0; i < 6; ++i) {
+    plain.push_back(task_name(family::red, gen_kind::train, i));
+    para.push_back(paraphrase_name(family::red, i));
+  }
+  auto t = generate_tasks(1, plain);
+  auto p = generate_tasks(1, para);
+  ASSERT_TRUE(t.ok()) << t.message();
+  ASSERT_TRUE(p.ok()) << p.message();
+  std::set<std::string> signatures;
+  int renamed = 0, piecewise = 0;
+  for (std::size_t i = 0; i < para.size(); ++i) {
+    const auto& a = (*t)[i];
+    const auto& b = (*p)[i];
+    EXPECT_EQ(b.name, para[i]);
+    EXPECT_TRUE(b.paraphrase);
+    EXPECT_FALSE(a.paraphrase);
+    EXPECT_EQ(canonical_form(b.op), canonical_form(a.op)) << b.name;
+    EXPECT_EQ(b.spec.split, env::task_split::train) << b.name;
+    EXPECT_NE(b.toml, a.toml) << b.name;
+    // The reference's operator line carries the names, so the oracle finds the buffers.
+    auto op = op_of_reference(b.reference);
+    ASSERT_TRUE(op.ok()) << op.message();
+    EXPECT_EQ(op->names, b.op.names) << b.name;
+    if (b.op.fam != family::ew) {
+      EXPECT_TRUE(b.op.names.empty()) << b.name;
+      continue;
+    }
+    // The signature, the formula's line and the kernel use the shown names.
+    std::string out = b.op.names.count("out") ? b.op.names.at("out") : "out";
+    EXPECT_NE(b.spec.description.find("\n" + out + "[i] = "), std::string::npos) << b.name << "\n" << b.spec.description;
+    EXPECT_NE(b.spec.reference_source.find("  " + out + "[i] = "), std::string::npos) << b.name;
+    std::string args;
+    for (const auto& arg : b.spec.args)
+      args += arg.p.name + ",";
+    std::set<std::string> shown_names;
+    for (const auto& [own, shown] : b.op.names)
+      shown_names.insert(shown);
+    for (const auto& [own, shown] : b.op.names) {
+      EXPECT_NE(args.find(shown + ","), std::string::npos) << b.name << ": " << args;
+      if (!shown_names.count(own)) { // an own name may be shown for another buffer (x, s, b)
+        EXPECT_EQ(b.spec.reference_source.find(" " + own + "[i]"), std::string::npos) << b.name << " keeps " << own;
+      }
+    }
+    renamed += !b.op.names.empty();
+    piecewise += b.spec.description.find(", else ") != std::string::npos;
+    signatures.insert(args);
+  }
+  EXPECT_GT(renamed, 80);                // of 120: most elementwise paraphrases rename
+  // Elementwise paraphrases are called by a snake_case name of their operations in the prompt
+  // (task.toml `title`), never the name of a bundled task; the plain tasks keep theirs.
+  std::set<std::string> bundled;
+  for (const auto& e : std::filesystem::directory_iterator(LEAP_SOURCE_DIR "/tasks"))
+    bundled.insert(e.path().filename().string());
+  ASSERT_GT(bundled.size(), 60u);
+  std::set<std::string> titles;
+  const std::regex snake("[a-z][a-z0-9]*(_[a-z0-9]+)+");
+  for (std::size_t i = 0; i < para.size(); ++i) {
+    EXPECT_TRUE((*t)[i].spec.title.empty()) << (*t)[i].name;
+    const auto& b = (*p)[i];
+    if (b.op.fam != family::ew)
+      continue;
+    EXPECT_TRUE(std::regex_match(b.spec.title, snake)) << b.name << ": '" << b.spec.title << "'";
+    EXPECT_FALSE(bundled.count(b.spec.title)) << b.name << " is titled like a bundled task: " << b.spec.title;
+    titles.insert(b.spec.title);
+  }
+  EXPECT_GT(titles.size(), 60u);
+  EXPECT_GE(signatures.size(), 15u);     // many signatures, not one per arity
+  EXPECT_GT(piecewise, 0);
+  // Deterministic, and one name alone equals the list's.
+  auto again = generate_task(1, para[7]);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->toml, (*p)[7].toml);
+  EXPECT_EQ(again->reference, (*p)[7].reference);
+  auto name = paraphrase_of("gen_ew_t00042");
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(*name, "gen_ew_p00042");
+  EXPECT_FALSE(paraphrase_of("gen_ew_i00001").ok());
+  EXPECT_FALSE(paraphrase_of("gen_ew_p00001").ok());
+  EXPECT_FALSE(paraphrase_of("vector_add").ok());
+}
+
+TEST(TaskgenParaphrases, NamesSerialiseAndBadNamesAreRefused) {
+  gen_op op = ew(3, "add(a,mul(c,sub(b,a)))");
+  op.names = {{"a", "x"}, {"b", "s"}, {"c", "b"}, {"out", "y"}}; // a shown name may be another's own
+  auto back = parse_op(serialize(op));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->names, op.names);
+  EXPECT_EQ(canonical_form(*back), canonical_form(ew(3, "add(a,mul(c,sub(b,a)))")));
+  gen_op plain = ew(1, "exp(a)");
+  EXPECT_EQ(serialize(plain).find("names="), std::string::npos); // plain operator lines as before
+  auto base = serialize(plain);
+  EXPECT_FALSE(parse_op(base + ";names=a:x,out:x").ok());  // two buffers shown as one
+  EXPECT_FALSE(parse_op(base + ";names=a:1x").ok());       // not an identifier
+  EXPECT_FALSE(parse_op(base + ";names=a").ok());
 }
