@@ -43,6 +43,9 @@ using size_set = std::map<std::string, long long>;
 
 struct task_spec {
   std::string name;
+  // The name the prompt shows ("Task: <title>"), when set; else `name`. Generated paraphrases name
+  // their operator here (e.g. clamp_minimum) as a person would, while `name` stays the identifier.
+  std::string title;
   int level = 1;
   task_split split = task_split::train;
   task_category category = task_category::elementwise;

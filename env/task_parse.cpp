@@ -98,6 +98,7 @@ const table_schema& task_schema() {
   static const table_schema s = [] {
     table_schema t;
     t.key("name", value_kind::string, "the task directory's name").required().non_empty();
+    t.key("title", value_kind::string, "the name the prompt shows, when not the task's name").non_empty();
     t.key("level", value_kind::integer).required().at_least(1).at_most(3);
     t.key("split", value_kind::string, "train or eval").required().one_of({"train", "eval"});
     std::vector<std::string> categories;
@@ -238,6 +239,7 @@ result<task_spec> parse_task_impl(const std::string& path, const result<std::str
   t.spec_path = reference ? path : fs::absolute(path).lexically_normal().string();
   t.spec_source = *text;
   t.name = *c.get<std::string>("name");
+  c.read("title", t.title);
   t.level = static_cast<int>(*c.get<std::int64_t>("level"));
   t.split = *parse_task_split(*c.get<std::string>("split"));
   t.category = *parse_task_category(*c.get<std::string>("category"));

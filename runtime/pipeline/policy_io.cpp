@@ -13,7 +13,7 @@
 namespace leap::runtime {
 
 policy::task_view view_of(const env::task_spec& t) {
-  return {t.name, t.description, t.signature, t.allowed_libraries};
+  return {t.title.empty() ? t.name : t.title, t.description, t.signature, t.allowed_libraries};
 }
 
 std::string task_prompt(const env::task_spec& t, const std::vector<std::string>& codes,

@@ -129,6 +129,20 @@ TEST(TaskLoader, LoadsAValidTask) {
   ASSERT_EQ(r->sizes.size(), 2u);
   EXPECT_EQ(r->elements(0, r->sizes[1]), 7);
   EXPECT_EQ(r->reference_source, "// reference\n");
+  EXPECT_TRUE(r->title.empty());
+}
+
+// `title` (optional): the name a prompt shows instead of the task's; an empty one is refused.
+TEST(TaskLoader, AnOptionalTitleIsTheNameThePromptShows) {
+  temp_task t(replace(good_task, "name = \"demo\"", "name = \"demo\"\ntitle = \"scaled_copy\""));
+  auto r = load_task(t.path());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->name, "demo");
+  EXPECT_EQ(r->title, "scaled_copy");
+  temp_task empty(replace(good_task, "name = \"demo\"", "name = \"demo\"\ntitle = \"\""));
+  auto e = load_task(empty.path());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message().find("title"), std::string::npos) << e.message();
 }
 
 TEST(TaskLoader, ErrorsNameFileLineColumnAndKey) {

@@ -68,3 +68,15 @@ TEST(SelfRepairTexts, AFailedAttemptIsAnsweredByItsTasksFirstSolutionInTheNextTu
                                        policy::chat_format::leap));
   EXPECT_TRUE(self_repair_texts({}, texts, tasks).empty());
 }
+
+// A task's title (generated paraphrases set one) is the name its prompt shows; without one the
+// prompt shows the task's name.
+TEST(TaskPrompt, ShowsTheTitleWhenTheTaskHasOne) {
+  auto t = spec("gen_ew_p00042");
+  EXPECT_NE(task_prompt(t, {}, {}, policy::chat_format::leap).find("Task: gen_ew_p00042\n"), std::string::npos);
+  t.title = "clamp_minimum";
+  const auto p = task_prompt(t, {}, {}, policy::chat_format::leap);
+  EXPECT_NE(p.find("Task: clamp_minimum\n"), std::string::npos) << p;
+  EXPECT_EQ(p.find("Task: gen_ew_p00042"), std::string::npos) << p;
+  EXPECT_EQ(view_of(t).name, "clamp_minimum");
+}
