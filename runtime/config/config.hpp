@@ -148,6 +148,9 @@ struct sft_section {
   // family's list on (0 = its first); see the key table.
   std::vector<std::string> generated_families;
   int generated_first = 0;
+  // Paraphrases (gen_<family>_p<n>: the same operators worded otherwise) of the first N of those
+  // tasks, dealt the same way, added to the corpus; 0 = none.
+  int generated_paraphrases = 0;
   // "family=weight" entries: the sampling weight of that family's generated examples is
   // multiplied by weight (small families seen several times in a stage); unlisted families 1.
   std::vector<std::string> generated_family_weights;

@@ -156,6 +156,16 @@ void register_sft(registry& r) {
         "earlier stage trained on.")
       .at_least(0)
       .at_most(90000);
+  s.key("generated_paraphrases", &sft_section::generated_paraphrases,
+        "Paraphrases of the first N of sft.generated_tasks's tasks, added to the corpus beside "
+        "them: `gen_<family>_p<n>` is the same operator as `gen_<family>_t<n>`, worded otherwise "
+        "(elementwise: other buffer names such as x and y, pred and target, or a, b and w, and the "
+        "hand-written tasks' phrasings, e.g. a piecewise formula as \"s if p > q, else t\"; the "
+        "other families: a second draw of their wording, sizes and ranges), so that the model "
+        "learns to read the prose and copy the signature rather than one wording. Labelled like "
+        "their originals; 0 = none; at most sft.generated_tasks.")
+      .at_least(0)
+      .at_most(20000);
   s.key("generated_family_weights", &sft_section::generated_family_weights,
         "`family=weight` entries (e.g. [\"red=4\", \"scan=4\"]): each example (turn-1 or repair) "
         "of a generated task of that family is drawn weight times as often; families not listed "

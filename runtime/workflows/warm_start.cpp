@@ -34,35 +34,54 @@ std::string clock_text(double s) {
 
 // The generated train tasks of sft.generated_tasks: the suite's first N (round-robin over every
 // family), or, with sft.generated_families or sft.generated_first, N dealt round-robin over the
-// listed families from index generated_first of each.
+// listed families from index generated_first of each. Then the paraphrases (gen_<family>_p<n>)
+// of the first sft.generated_paraphrases of them.
 result<std::vector<env::task_spec>> generated_train_specs(const config::leap_config& cfg) {
   const auto& sft = cfg.sft;
+  std::vector<env::task_spec> specs;
   if (sft.generated_families.empty() && sft.generated_first == 0) {
     taskgen::gen_options go;
     go.seed = cfg.environment.generated_seed;
     go.train = sft.generated_tasks;
-    return taskgen::generated_specs(go);
+    auto made = taskgen::generated_specs(go);
+    if (!made)
+      return made.err();
+    specs = std::move(*made);
+  } else {
+    std::vector<taskgen::family> families;
+    for (const auto& tag : sft.generated_families) {
+      auto f = taskgen::parse_family(tag);
+      if (!f)
+        return f.err();
+      families.push_back(*f);
+    }
+    if (families.empty())
+      families = taskgen::all_families();
+    const int n = static_cast<int>(families.size());
+    std::vector<std::string> names;
+    for (int k = 0; k < sft.generated_tasks; ++k)
+      names.push_back(taskgen::task_name(families[k % n], taskgen::gen_kind::train,
+                                         sft.generated_first + k / n));
+    auto made = taskgen::generate_tasks(cfg.environment.generated_seed, names);
+    if (!made)
+      return made.err();
+    for (auto& t : *made)
+      specs.push_back(std::move(t.spec));
   }
-  std::vector<taskgen::family> families;
-  for (const auto& tag : sft.generated_families) {
-    auto f = taskgen::parse_family(tag);
-    if (!f)
-      return f.err();
-    families.push_back(*f);
+  std::vector<std::string> paraphrases;
+  for (std::size_t i = 0; i < specs.size() && static_cast<int>(i) < sft.generated_paraphrases; ++i) {
+    auto p = taskgen::paraphrase_of(specs[i].name);
+    if (!p)
+      return p.err();
+    paraphrases.push_back(*p);
   }
-  if (families.empty())
-    families = taskgen::all_families();
-  const int n = static_cast<int>(families.size());
-  std::vector<std::string> names;
-  for (int k = 0; k < sft.generated_tasks; ++k)
-    names.push_back(taskgen::task_name(families[k % n], taskgen::gen_kind::train,
-                                       sft.generated_first + k / n));
-  auto made = taskgen::generate_tasks(cfg.environment.generated_seed, names);
-  if (!made)
-    return made.err();
-  std::vector<env::task_spec> specs;
-  for (auto& t : *made)
-    specs.push_back(std::move(t.spec));
+  if (!paraphrases.empty()) {
+    auto made = taskgen::generate_tasks(cfg.environment.generated_seed, paraphrases);
+    if (!made)
+      return made.err();
+    for (auto& t : *made)
+      specs.push_back(std::move(t.spec));
+  }
   return specs;
 }
 
@@ -170,6 +189,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     for (auto& f : cfg.sft.generated_families)
       shape += f + ",";
   }
+  if (cfg.sft.generated_paraphrases > 0)
+    shape += "|generated_paraphrases=" + std::to_string(cfg.sft.generated_paraphrases);
   if (cfg.sft.generated_tasks > 0)
     shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
              + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)

@@ -270,11 +270,12 @@ TEST(PolicyE2E, PretrainThenEvalWithFeedback) {
   fs::remove_all(fs::path(dir).parent_path());
 }
 
-// sft.generated_tasks puts generated train tasks (env/taskgen) into the corpus,
-// each labelled by a real run in the environment (a fresh cache: no label can come from an earlier
-// run), and `leap eval` reports generated held-out tasks apart from bundled ones.
+// sft.generated_tasks puts generated train tasks (env/taskgen) into the corpus, and
+// sft.generated_paraphrases the paraphrase of the first (its buffers renamed), each labelled by a
+// real run in the environment (a fresh cache: no label can come from an earlier run), and `leap
+// eval` reports generated held-out tasks apart from bundled ones.
 TEST(PolicyE2E, GeneratedTasksJoinTheCorpusLabelledByTheEnvironment) {
-  auto cfg = tiny_policy_config({"sft.tasks=[\"relu\"]", "sft.generated_tasks=3",
+  auto cfg = tiny_policy_config({"sft.tasks=[\"relu\"]", "sft.generated_tasks=3", "sft.generated_paraphrases=1",
                                  "sft.max_steps=3", "eval.group_size=1", "eval.max_turns=1"});
   const auto root = *make_temp_dir(temp_root(), "leap-gen-sft-");
   cfg.environment.cache_dir = root + "/cache";
@@ -290,7 +291,10 @@ TEST(PolicyE2E, GeneratedTasksJoinTheCorpusLabelledByTheEnvironment) {
   auto p = pretrain(**svc, root + "/checkpoint", false);
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p->steps, 3);
-  EXPECT_GE(p->turn1_examples, 4u); // relu's solution and the three references
+  EXPECT_GE(p->turn1_examples, 5u); // relu's solution, the three references and the paraphrase's
+  auto para = taskgen::generate_task(cfg.environment.generated_seed, *taskgen::paraphrase_of(gen->front().name));
+  ASSERT_TRUE(para.ok()) << para.message();
+  EXPECT_FALSE(para->op.names.empty()) << para->name << ": the test wants a renamed paraphrase";
   auto text = read_file(p->corpus_path);
   ASSERT_TRUE(text.ok()) << text.message();
   std::map<std::string, int> targets, compile_errors, repairs, records;
@@ -328,6 +332,10 @@ TEST(PolicyE2E, GeneratedTasksJoinTheCorpusLabelledByTheEnvironment) {
     EXPECT_GE(compile_errors[t.name], 3) << t.name; // the three typo kinds at least
     EXPECT_GE(repairs[t.name], 3) << t.name;
   }
+  // The paraphrase's reference, under its own buffer names, is correct in the environment.
+  EXPECT_EQ(targets[para->name], 1) << para->name;
+  EXPECT_GE(repairs[para->name], 3) << para->name;
+  EXPECT_EQ(targets.size(), 4u);
   // One cached verdict per labelled variant (relu's and the generated ones), written by the runs.
   std::size_t labels = 0, variants = 0;
   for (auto& e : fs::directory_iterator(cfg.environment.cache_dir + "/corpus-labels"))
