@@ -133,7 +133,9 @@ enum class style { plain, paraphrase };
 // The buffer names a paraphrase of `op` uses, drawn from r (empty where the family has none).
 std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r);
 
-parts render_ew(const gen_op& op, rng& r, style st = style::plain);
+// `wording` (paraphrases): where the phrasing's choices are drawn from, so that a paraphrase keeps
+// its plain task's ranges and sizes (drawn from r) and words them otherwise; null = r.
+parts render_ew(const gen_op& op, rng& r, style st = style::plain, rng* wording = nullptr);
 parts render_red(const gen_op& op, rng& r);
 parts render_bcast(const gen_op& op, rng& r);
 parts render_softmax(const gen_op& op, rng& r);
@@ -142,7 +144,7 @@ parts render_pool(const gen_op& op, rng& r);
 parts render_matmul(const gen_op& op, rng& r);
 parts render_layout(const gen_op& op, rng& r);
 parts render_stencil(const gen_op& op, rng& r);
-parts render_parts(const gen_op& op, rng& r, style st = style::plain);
+parts render_parts(const gen_op& op, rng& r, style st = style::plain, rng* wording = nullptr);
 
 // ---- evaluation (evaluate.cpp; instantiated for float and double) ----
 

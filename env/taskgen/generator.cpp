@@ -229,19 +229,30 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
     p = render_parts(op, r);
     if (auto ok = check_parts(op, p); !ok)
       return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
+  } else if (op.fam == family::ew) {
+    // The plain task's ranges and sizes (its stream), so the refusal passes as it did for the
+    // plain task; the names and the wording from the paraphrase's own stream.
+    rng words(paraphrase_seed(seed, f, op, 0));
+    t.op.names = paraphrase_names(op, words);
+    rng r(render_seed(seed, f, op));
+    p = render_parts(t.op, r, style::paraphrase, &words);
+    if (auto ok = check_parts(t.op, p); !ok)
+      return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
   } else {
-    // The operator passed the refusal as plain; a paraphrase draws other ranges and sizes, so it
-    // is checked again, and redrawn (a few times) when refused.
+    // A second draw of the family's wording, sizes and ranges, checked again (another range can
+    // fail the refusal); after a few refused draws, the plain task's draw, which passed.
     result<void> ok = make_error("no rendering tried");
-    for (std::uint64_t attempt = 0; attempt < 8 && !ok; ++attempt) {
+    for (std::uint64_t attempt = 0; attempt < 4 && !ok; ++attempt) {
       rng r(paraphrase_seed(seed, f, op, attempt));
-      t.op = op;
-      t.op.names = paraphrase_names(op, r);
       p = render_parts(t.op, r, style::paraphrase);
       ok = check_parts(t.op, p);
     }
-    if (!ok)
-      return make_error("generated task " + t.name + ": tolerance refused every paraphrase: " + ok.message());
+    if (!ok) {
+      rng r(render_seed(seed, f, op));
+      p = render_parts(t.op, r, style::paraphrase);
+      if (auto again = check_parts(t.op, p); !again)
+        return make_error("generated task " + t.name + ": tolerance refused: " + again.message());
+    }
   }
   t.toml = render_toml(t.name, k, p, signature_of(p));
   t.reference = render_reference(t.name, t.op, p);

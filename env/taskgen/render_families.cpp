@@ -38,7 +38,8 @@ std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r) {
   return names;
 }
 
-parts render_ew(const gen_op& op, rng& r, style st) {
+parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
+  rng& wr = wording ? *wording : r; // the phrasing's draws; ranges and sizes come from r
   parts p;
   p.level = 1;
   p.category = "elementwise";
@@ -84,7 +85,7 @@ parts render_ew(const gen_op& op, rng& r, style st) {
       "Compute, for each index i in [0, n),",
       "One output per position (0 <= i < n), each depending only on the inputs at that position:",
       "Apply the following formula independently to every element i (0 <= i < n):"};
-    d << r.pick(openers) << "\n" << out << "[i] = " << prose(op.body, pn) << ".\n";
+    d << wr.pick(openers) << "\n" << out << "[i] = " << prose(op.body, pn) << ".\n";
     auto defs = definitions({&op.body});
     if (!defs.empty())
       d << defs << "\n";
@@ -106,9 +107,9 @@ parts render_ew(const gen_op& op, rng& r, style st) {
       heading + " (as " + torch_text(op.body, tn) + "): for 0 <= i < n,",
       heading + ", elementwise (as torch computes " + torch_text(op.body, tn) + "): for 0 <= i < n,",
       heading + ": for 0 <= i < n,"};
-    d << r.pick(openers) << "\n" << out << "[i] = ";
+    d << wr.pick(openers) << "\n" << out << "[i] = ";
     // A select at the top is written as the suite writes piecewise functions.
-    const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && r.coin(70);
+    const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && wr.coin(70);
     std::set<std::string> fns;
     if (piecewise) {
       const auto& k = op.body.kids;
@@ -124,7 +125,7 @@ parts render_ew(const gen_op& op, rng& r, style st) {
       if (!defs.empty())
         d << defs << "\n";
     }
-    switch (r.below(3)) {
+    switch (wr.below(3)) {
       case 0:
         d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
         break;
@@ -147,7 +148,7 @@ parts render_ew(const gen_op& op, rng& r, style st) {
   if (st == style::paraphrase)
     tails.push_back("n can be any positive int and is not necessarily a multiple of the block size or of 4 (one test size is "
                     + std::to_string(n2) + "), so guard the tail.");
-  d << r.pick(tails);
+  d << wr.pick(tails);
   p.description = d.str();
   std::string params, call;
   for (auto& a : p.args) {

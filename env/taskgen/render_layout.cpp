@@ -366,9 +366,9 @@ parts render_stencil(const gen_op& op, rng& r) {
   return p;
 }
 
-parts render_parts(const gen_op& op, rng& r, style st) {
+parts render_parts(const gen_op& op, rng& r, style st, rng* wording) {
   switch (op.fam) {
-    case family::ew: return render_ew(op, r, st);
+    case family::ew: return render_ew(op, r, st, wording);
     case family::red: return render_red(op, r);
     case family::bcast: return render_bcast(op, r);
     case family::softmax: return render_softmax(op, r);
