@@ -39,18 +39,27 @@ LEAP_AVX2 void panel_avx2(const float* x, std::int64_t ldx, std::int64_t k, cons
       c[r][3] = _mm256_fmadd_ps(a, w3, c[r][3]);
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    float* yr = y + r * ldy;
-    if (cols == panel_width) {
+  // Every loop over the sums unrolled and no sum's address taken: the sums stay in registers
+  // through the k loop (a sum written to a stack array here made GCC store all twelve to the
+  // stack on every k).
+  if (cols == panel_width) {
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) {
-        const __m256 s = accumulate ? _mm256_add_ps(_mm256_loadu_ps(yr + 8 * v), c[r][v]) : c[r][v];
-        _mm256_storeu_ps(yr + 8 * v, s);
+        float* yv = y + r * ldy + 8 * v;
+        _mm256_storeu_ps(yv, accumulate ? _mm256_add_ps(_mm256_loadu_ps(yv), c[r][v]) : c[r][v]);
       }
-    } else {  // the last panel of a matrix whose N is not a multiple of 32
-      alignas(32) float tmp[panel_width];
-      for (int v = 0; v < 4; ++v) _mm256_store_ps(tmp + 8 * v, c[r][v]);
-      for (std::int64_t j = 0; j < cols; ++j) yr[j] = accumulate ? yr[j] + tmp[j] : tmp[j];
+  } else {  // the last panel of a matrix whose N is not a multiple of 32: masked lanes
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+      const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols) - 8 * v), lane);
+#pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) {
+        float* yv = y + r * ldy + 8 * v;
+        _mm256_maskstore_ps(yv, m, accumulate ? _mm256_add_ps(_mm256_maskload_ps(yv, m), c[r][v]) : c[r][v]);
+      }
     }
   }
 }
@@ -114,11 +123,16 @@ template <int NC>
 LEAP_AVX2 void head_values_avx2(const float* p, const float* vals, std::int64_t s, float* out, bool accumulate) {
   constexpr int dh = NC * 8;
   constexpr int U = NC >= 8 ? 1 : 8 / NC;
+  // Index loops, all unrolled, so that the sums stay in registers (see panel_avx2).
   __m256 acc[U][NC];
-  for (auto& a : acc)
-    for (auto& c : a) c = _mm256_setzero_ps();
-  if (accumulate)
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u)
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) acc[u][c] = _mm256_setzero_ps();
+  if (accumulate) {
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) acc[0][c] = _mm256_loadu_ps(out + c * 8);
+  }
   std::int64_t t = 0;
   for (; t + U <= s; t += U)
 #pragma GCC unroll 8
@@ -130,10 +144,13 @@ LEAP_AVX2 void head_values_avx2(const float* p, const float* vals, std::int64_t 
     }
   for (; t < s; ++t) {
     const __m256 pv = _mm256_broadcast_ss(p + t);
+#pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) acc[0][c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(vals + t * dh + c * 8), acc[0][c]);
   }
+#pragma GCC unroll 16
   for (int c = 0; c < NC; ++c) {
     __m256 sum = acc[0][c];
+#pragma GCC unroll 8
     for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[u][c]);
     _mm256_storeu_ps(out + c * 8, sum);
   }

@@ -29,10 +29,17 @@ inline float sum4(vf4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 template <int MR>
 void half_panel(const float* x, std::int64_t ldx, std::int64_t k, const float* panel, float* y, std::int64_t ldy,
                 std::int64_t cols, bool accumulate) {
-  vf4 c[MR][4] = {};
+  // Index loops, all unrolled, and no sum's address taken: otherwise GCC keeps the sums in memory
+  // and loads, adds and stores each of them on every k.
+  vf4 c[MR][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) c[r][v] = vf4{0, 0, 0, 0};
   for (std::int64_t i = 0; i < k; ++i) {
     const float* w = panel + i * panel_width;
     const vf4 w0 = load4(w), w1 = load4(w + 4), w2 = load4(w + 8), w3 = load4(w + 12);
+#pragma GCC unroll 4
     for (int r = 0; r < MR; ++r) {
       const vf4 a = splat4(x[r * ldx + i]);
       c[r][0] += a * w0;
@@ -41,14 +48,20 @@ void half_panel(const float* x, std::int64_t ldx, std::int64_t k, const float* p
       c[r][3] += a * w3;
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
     float* yr = y + r * ldy;
     if (cols >= 16) {
+#pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) store4(yr + 4 * v, accumulate ? load4(yr + 4 * v) + c[r][v] : c[r][v]);
     } else {  // the last columns of a matrix whose N is not a multiple of 16
-      float tmp[16];
-      for (int v = 0; v < 4; ++v) store4(tmp + 4 * v, c[r][v]);
-      for (std::int64_t j = 0; j < cols; ++j) yr[j] = accumulate ? yr[j] + tmp[j] : tmp[j];
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v)
+#pragma GCC unroll 4
+        for (int l = 0; l < 4; ++l) {
+          const std::int64_t j = 4 * v + l;
+          if (j < cols) yr[j] = accumulate ? yr[j] + c[r][v][l] : c[r][v][l];
+        }
     }
   }
 }
