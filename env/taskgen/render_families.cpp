@@ -110,7 +110,6 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
     d << wr.pick(openers) << "\n" << out << "[i] = ";
     // A select at the top is written as the suite writes piecewise functions.
     const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && wr.coin(70);
-    std::set<std::string> fns;
     if (piecewise) {
       const auto& k = op.body.kids;
       d << prose(k[2], pn) << " if " << prose(k[0], pn) << " > " << prose(k[1], pn) << ", else "

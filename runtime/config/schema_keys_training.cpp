@@ -159,8 +159,9 @@ void register_sft(registry& r) {
   s.key("generated_paraphrases", &sft_section::generated_paraphrases,
         "Paraphrases of the first N of sft.generated_tasks's tasks, added to the corpus beside "
         "them: `gen_<family>_p<n>` is the same operator as `gen_<family>_t<n>`, worded otherwise "
-        "(elementwise: other buffer names such as x and y, pred and target, or a, b and w, and the "
-        "hand-written tasks' phrasings, e.g. a piecewise formula as \"s if p > q, else t\"; the "
+        "(elementwise: other buffer names such as x and y, pred and target, or a, b and w, a title "
+        "of its operations that the prompt shows instead of the task's name, and the hand-written "
+        "tasks' phrasings, e.g. a piecewise formula as \"s if p > q, else t\"; the "
         "other families: a second draw of their wording, sizes and ranges), so that the model "
         "learns to read the prose and copy the signature rather than one wording. Labelled like "
         "their originals; 0 = none; at most sft.generated_tasks.")
