@@ -93,14 +93,12 @@ std::string num(double v);  // as the prose writes a number (%g)
 std::string cnum(double v); // a parenthesised C double literal
 std::string fnum(double v); // a C float literal spelled as the prose spells the number
 // Infix text of an expression with the prose's operators, parentheses, argument order and
-// names, in the prose's spelling or as float CUDA that transcribes it (see printing.cpp).
-enum class spelling { prose, c_float };
+// names, in the prose's spelling, as float CUDA that transcribes it, or as PyTorch would write
+// it over whole tensors (torch.where, torch.clamp, F.softplus, ...; see printing.cpp).
+enum class spelling { prose, c_float, torch };
 std::string infix(const expr& e, const std::map<std::string, std::string>& names, spelling sp,
                   int prec = 0);
 std::string prose(const expr& e, const std::map<std::string, std::string>& names);
-// The expression as PyTorch would write it over whole tensors (torch.where, torch.clamp,
-// F.softplus, ...), `names` mapping variables to tensor names.
-std::string torch_text(const expr& e, const std::map<std::string, std::string>& names, int prec = 0);
 // A snake_case name of an expression's operations, as a person might call the operator
 // ("clamp_minimum", "tanh_add_mul"): its distinct operations in prefix order, at most three.
 std::string op_title(const expr& e);

@@ -42,7 +42,7 @@ std::string fnum(double v) {
 // prose can copy, a model can too. `names` maps variables to what is written (a -> "a[i]").
 std::string infix(const expr& e, const std::map<std::string, std::string>& names, spelling sp,
                   int prec) {
-  const bool c = sp == spelling::c_float;
+  const bool c = sp == spelling::c_float, torch = sp == spelling::torch;
   switch (e.kind) {
     case expr::var: {
       auto it = names.find(e.name);
@@ -62,6 +62,14 @@ std::string infix(const expr& e, const std::map<std::string, std::string>& names
   if (fn == "sub") return wrap(1, p(0, 1) + " - " + p(1, 2));
   if (fn == "mul") return wrap(2, p(0, 2) + " * " + p(1, 3));
   if (fn == "div") return wrap(2, p(0, 2) + " / " + p(1, 3));
+  if (torch) { // PyTorch over whole tensors
+    if (fn == "max" || fn == "min") return "torch." + fn + "imum(" + p(0) + ", " + p(1) + ")";
+    if (fn == "log1p_abs") return "torch.log1p(torch.abs(" + p(0) + "))";
+    if (fn == "select") return "torch.where(" + p(0, 1) + " > " + p(1, 1) + ", " + p(2) + ", " + p(3) + ")";
+    if (fn == "clamp") return "torch.clamp(" + p(0) + ", " + p(1) + ", " + p(2) + ")";
+    if (fn == "softplus" || fn == "silu") return "F." + fn + "(" + p(0) + ")";
+    return "torch." + fn + "(" + p(0) + ")"; // abs square exp tanh sigmoid relu sin cos
+  }
   if (fn == "max" || fn == "min") return fn + "(" + p(0) + ", " + p(1) + ")";
   if (fn == "abs") return c ? "fabsf(" + p(0) + ")" : "|" + p(0) + "|";
   if (fn == "square") return c ? "square(" + p(0) + ")" : "(" + p(0) + ")^2";
@@ -73,35 +81,6 @@ std::string infix(const expr& e, const std::map<std::string, std::string>& names
 }
 std::string prose(const expr& e, const std::map<std::string, std::string>& names) {
   return infix(e, names, spelling::prose);
-}
-
-std::string torch_text(const expr& e, const std::map<std::string, std::string>& names, int prec) {
-  switch (e.kind) {
-    case expr::var: {
-      auto it = names.find(e.name);
-      return it == names.end() ? e.name : it->second;
-    }
-    case expr::constant: {
-      const std::string v = num(e.value);
-      return e.value < 0 && prec > 0 ? "(" + v + ")" : v;
-    }
-    case expr::call: break;
-  }
-  const auto& k = e.kids;
-  auto p = [&](int i, int pr = 0) { return torch_text(k[static_cast<std::size_t>(i)], names, pr); };
-  auto wrap = [&](int my, const std::string& s) { return my < prec ? "(" + s + ")" : s; };
-  const std::string& fn = e.name;
-  if (fn == "add") return wrap(1, p(0, 1) + " + " + p(1, 1));
-  if (fn == "sub") return wrap(1, p(0, 1) + " - " + p(1, 2));
-  if (fn == "mul") return wrap(2, p(0, 2) + " * " + p(1, 3));
-  if (fn == "div") return wrap(2, p(0, 2) + " / " + p(1, 3));
-  if (fn == "max") return "torch.maximum(" + p(0) + ", " + p(1) + ")";
-  if (fn == "min") return "torch.minimum(" + p(0) + ", " + p(1) + ")";
-  if (fn == "log1p_abs") return "torch.log1p(torch.abs(" + p(0) + "))";
-  if (fn == "select") return "torch.where(" + p(0, 1) + " > " + p(1, 1) + ", " + p(2) + ", " + p(3) + ")";
-  if (fn == "clamp") return "torch.clamp(" + p(0) + ", " + p(1) + ", " + p(2) + ")";
-  if (fn == "softplus" || fn == "silu") return "F." + fn + "(" + p(0) + ")";
-  return "torch." + fn + "(" + p(0) + ")";
 }
 
 std::string op_title(const expr& e) {

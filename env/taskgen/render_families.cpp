@@ -104,8 +104,8 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
       "For 0 <= i < n,", "Elementwise, for 0 <= i < n,", "For every index 0 <= i < n,",
       "Compute, for each i in [0, n),", "An elementwise operator: for 0 <= i < n,",
       "Pointwise over n float32 values: for 0 <= i < n,",
-      heading + " (as " + torch_text(op.body, tn) + "): for 0 <= i < n,",
-      heading + ", elementwise (as torch computes " + torch_text(op.body, tn) + "): for 0 <= i < n,",
+      heading + " (as " + infix(op.body, tn, spelling::torch) + "): for 0 <= i < n,",
+      heading + ", elementwise (as torch computes " + infix(op.body, tn, spelling::torch) + "): for 0 <= i < n,",
       heading + ": for 0 <= i < n,"};
     d << wr.pick(openers) << "\n" << out << "[i] = ";
     // A select at the top is written as the suite writes piecewise functions.
