@@ -2,6 +2,12 @@
 
 #include "env/harness/protocol.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,8 +26,58 @@ std::size_t outputs_bytes(const task_spec& task, int trials) {
   return total;
 }
 
+output_source output_source::of(std::string_view bytes) {
+  output_source s;
+  s.view_ = bytes;
+  s.size_ = bytes.size();
+  return s;
+}
+
+result<output_source> output_source::open(const std::string& path, std::size_t limit) {
+  // Not through a link, and never blocking: a candidate could leave a link or a FIFO where its
+  // outputs belong (a FIFO would block the open until someone writes to it).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return make_error(path + ": cannot open for reading: " + std::strerror(errno));
+  output_source s;
+  s.file_.reset(::fdopen(fd, "rb"));
+  if (!s.file_) {
+    ::close(fd);
+    return make_error(path + ": cannot open for reading: " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return make_error(path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return make_error(path + ": not a regular file");
+  s.size_ = std::min(static_cast<std::size_t>(st.st_size), limit);
+  return s;
+}
+
+const char* output_source::next(std::size_t n) {
+  if (n > piece_bytes || pos_ + n > size_)
+    return nullptr;
+  if (!file_) {
+    const char* p = view_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  piece_.resize(piece_bytes);
+  if (std::fread(piece_.data(), 1, n, file_.get()) != n)
+    return nullptr;
+  pos_ += n;
+  return piece_.data();
+}
+
 comparison compare_outputs(const task_spec& task, int trials, std::string_view cand,
                            std::string_view ref) {
+  auto c = output_source::of(cand);
+  auto r = output_source::of(ref);
+  return compare_outputs(task, trials, c, r);
+}
+
+comparison compare_outputs(const task_spec& task, int trials, output_source& cand,
+                           output_source& ref) {
   comparison c;
   auto want = outputs_bytes(task, trials);
   if (ref.size() != want) {
@@ -34,7 +90,7 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
               + std::to_string(want);
     return c;
   }
-  std::size_t off = 0;
+  constexpr long long piece_elements = output_source::piece_bytes / 4;
   bool all_ok = true;
   for (std::size_t s = 0; s < task.sizes.size(); ++s) {
     for (int t = 0; t < trials; ++t) {
@@ -47,38 +103,50 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
         bool is_int = a.p.kind == scalar_kind::i32;
         long long bad = 0, first = -1;
         double exp_first = 0, act_first = 0;
-        for (long long k = 0; k < n; ++k) {
-          double e, g;
-          if (is_int) {
-            std::int32_t ei, gi;
-            std::memcpy(&ei, ref.data() + off + 4 * k, 4);
-            std::memcpy(&gi, cand.data() + off + 4 * k, 4);
-            e = ei;
-            g = gi;
-          } else {
-            float ef, gf;
-            std::memcpy(&ef, ref.data() + off + 4 * k, 4);
-            std::memcpy(&gf, cand.data() + off + 4 * k, 4);
-            e = ef;
-            g = gf;
+        for (long long k0 = 0; k0 < n; k0 += piece_elements) {
+          const long long m = std::min(piece_elements, n - k0);
+          const char* rp = ref.next(static_cast<std::size_t>(m) * 4);
+          const char* cp = cand.next(static_cast<std::size_t>(m) * 4);
+          if (!rp || !cp) {
+            c = comparison{};
+            c.malformed = std::string(!rp ? "reference" : "candidate")
+                          + " outputs ended early: the file shrank while it was read";
+            return c;
           }
-          double abs_err = std::isnan(g) || std::isinf(g) ? std::numeric_limits<double>::infinity()
-                                                          : std::fabs(g - e);
-          if (std::isinf(g) && std::isinf(e) && (g > 0) == (e > 0))
-            abs_err = 0;
-          double rel_err = e != 0 ? abs_err / std::fabs(e) : (abs_err == 0 ? 0 : abs_err);
-          bool pass = is_int ? g == e : abs_err <= task.atol + task.rtol * std::fabs(e);
-          if (abs_err > c.max_abs || std::isnan(c.max_abs))
-            c.max_abs = abs_err;
-          if (rel_err > c.max_rel)
-            c.max_rel = rel_err;
-          if (!pass) {
-            if (first < 0) {
-              first = k;
-              exp_first = e;
-              act_first = g;
+          for (long long j = 0; j < m; ++j) {
+            const long long k = k0 + j;
+            double e, g;
+            if (is_int) {
+              std::int32_t ei, gi;
+              std::memcpy(&ei, rp + 4 * j, 4);
+              std::memcpy(&gi, cp + 4 * j, 4);
+              e = ei;
+              g = gi;
+            } else {
+              float ef, gf;
+              std::memcpy(&ef, rp + 4 * j, 4);
+              std::memcpy(&gf, cp + 4 * j, 4);
+              e = ef;
+              g = gf;
             }
-            ++bad;
+            double abs_err = std::isnan(g) || std::isinf(g) ? std::numeric_limits<double>::infinity()
+                                                            : std::fabs(g - e);
+            if (std::isinf(g) && std::isinf(e) && (g > 0) == (e > 0))
+              abs_err = 0;
+            double rel_err = e != 0 ? abs_err / std::fabs(e) : (abs_err == 0 ? 0 : abs_err);
+            bool pass = is_int ? g == e : abs_err <= task.atol + task.rtol * std::fabs(e);
+            if (abs_err > c.max_abs || std::isnan(c.max_abs))
+              c.max_abs = abs_err;
+            if (rel_err > c.max_rel)
+              c.max_rel = rel_err;
+            if (!pass) {
+              if (first < 0) {
+                first = k;
+                exp_first = e;
+                act_first = g;
+              }
+              ++bad;
+            }
           }
         }
         if (bad > 0) {
@@ -93,7 +161,6 @@ comparison compare_outputs(const task_spec& task, int trials, std::string_view c
             c.mismatches = bad;
           }
         }
-        off += static_cast<std::size_t>(n) * 4;
       }
       ++c.trials_compared;
       if (trial_ok)

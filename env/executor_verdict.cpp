@@ -197,14 +197,22 @@ void executor::conclude(const handle& h) {
                       + "): this is a problem of the task or of leap, not of the candidate"));
       return;
     }
-    auto cand_out = read_file(h->cand_dir + "/" + harness::outputs_file);
-    auto ref_out = read_file(h->ref_dir + "/" + harness::outputs_file);
+    // Outputs are compared as they are read, a piece at a time: a run's outputs (tens of MB for
+    // the candidate and as many for the reference) never sit whole on leap's heap. A candidate
+    // file that is missing compares as empty (malformed, a runtime error of the candidate).
+    const std::string cand_path = h->cand_dir + "/" + harness::outputs_file;
+    auto cand_src = [](const std::string& path, std::size_t limit = static_cast<std::size_t>(-1)) {
+      auto s = output_source::open(path, limit);
+      return s ? std::move(*s) : output_source::of({});
+    };
+    auto ref_out = output_source::open(h->ref_dir + "/" + harness::outputs_file);
     if (!ref_out) {
       cleanup();
       done(make_error("reference outputs missing: " + ref_out.message()));
       return;
     }
-    auto c = compare_outputs(task, opts_.trials, cand_out ? *cand_out : std::string(), *ref_out);
+    auto cand_out = cand_src(cand_path);
+    auto c = compare_outputs(task, opts_.trials, cand_out, *ref_out);
     v.trials_run = c.trials_compared;
     v.trials_passed = c.trials_passed;
     v.max_abs_error = c.max_abs;
@@ -226,12 +234,12 @@ void executor::conclude(const handle& h) {
       v.st = status::correct;
     }
     // A second call on identical inputs must give the same results (within tolerance).
-    if (opts_.check_repeat && v.st == status::correct && cand_out) {
-      auto rep = read_file(h->cand_dir + "/" + harness::repeat_file);
+    if (opts_.check_repeat && v.st == status::correct) {
       const task_spec first = first_size_set(task);
       auto block = outputs_bytes(first, 1);
-      auto rc = compare_outputs(first, 1, rep ? *rep : std::string(),
-                                std::string_view(*cand_out).substr(0, block));
+      auto rep = cand_src(h->cand_dir + "/" + harness::repeat_file);
+      auto first_call = cand_src(cand_path, block);
+      auto rc = compare_outputs(first, 1, rep, first_call);
       if (!rc.ok) {
         v.st = status::wrong_answer;
         v.reason = "inconsistent";
@@ -247,15 +255,15 @@ void executor::conclude(const handle& h) {
     // Every timed call's outputs, computed from inputs no earlier call saw, must be right too.
     const int timed_n = timed_calls(h->req.backend);
     if (v.st == status::correct && timed_n > 0) {
-      auto ct = read_file(h->cand_dir + "/" + harness::timed_file);
-      auto rt = read_file(h->ref_dir + "/" + harness::timed_file);
+      auto rt = output_source::open(h->ref_dir + "/" + harness::timed_file);
       if (!rt) {
         cleanup();
         done(make_error("the reference of task '" + task.name + "' wrote no timed outputs: "
                         + rt.message()));
         return;
       }
-      auto tc = compare_outputs(first_size_set(task), timed_n, ct ? *ct : std::string(), *rt);
+      auto ct = cand_src(h->cand_dir + "/" + harness::timed_file);
+      auto tc = compare_outputs(first_size_set(task), timed_n, ct, *rt);
       if (!tc.ok) {
         v.st = status::wrong_answer;
         v.reason = "timed_mismatch";

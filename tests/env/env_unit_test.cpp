@@ -12,11 +12,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 
 using namespace leap;
 using namespace leap::env;
@@ -521,6 +524,87 @@ TEST(Compare, ToleranceNanAndFirstMismatch) {
   EXPECT_EQ(c.trials_passed, 1);
   EXPECT_TRUE(std::isinf(c.max_abs));
   EXPECT_TRUE(compare_outputs(*task, 1, floats({1}), ref).malformed.has_value());
+}
+
+// Outputs read from files a piece at a time compare exactly as the same bytes in memory: a
+// buffer of several pieces (n = 200,000, then n = 7), a mismatch in the third piece and one at
+// the last element; a prefix limit; a file shorter than the task's outputs; a file cut short
+// after it was opened (it ends early, never crashes); a link and a FIFO are refused, not
+// followed and not waited on.
+TEST(Compare, OutputsReadFromFilesInPiecesCompareLikeBuffers) {
+  temp_task t(replace(good_task, "n = 1000", "n = 200000"));
+  auto task = load_task(t.path());
+  ASSERT_TRUE(task.ok());
+  const long long total = 200000 + 7;
+  ASSERT_GT(total * 4, static_cast<long long>(2 * output_source::piece_bytes));
+  std::vector<float> r(total), g(total);
+  for (long long k = 0; k < total; ++k)
+    r[k] = g[k] = std::sin(0.001f * static_cast<float>(k));
+  g[150001] += 1.0f;     // the third 64k-element piece
+  g[total - 1] = std::nanf("");
+  auto bytes = [](const std::vector<float>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  };
+  auto dir = *make_temp_dir(temp_root(), "leap-compare-");
+  ASSERT_TRUE(write_file_atomic(dir + "/ref.bin", bytes(r)));
+  ASSERT_TRUE(write_file_atomic(dir + "/cand.bin", bytes(g)));
+  auto mem = compare_outputs(*task, 1, bytes(g), bytes(r));
+  auto rs = output_source::open(dir + "/ref.bin");
+  auto cs = output_source::open(dir + "/cand.bin");
+  ASSERT_TRUE(rs.ok()) << rs.message();
+  ASSERT_TRUE(cs.ok()) << cs.message();
+  auto fil = compare_outputs(*task, 1, *cs, *rs);
+  EXPECT_FALSE(mem.ok);
+  EXPECT_FALSE(fil.malformed.has_value()) << *fil.malformed;
+  EXPECT_EQ(fil.ok, mem.ok);
+  EXPECT_EQ(fil.first_index, 150001);
+  EXPECT_EQ(fil.first_index, mem.first_index);
+  EXPECT_EQ(fil.size_set, 0);
+  EXPECT_EQ(fil.mismatches, mem.mismatches);
+  EXPECT_EQ(fil.trials_passed, 0);
+  EXPECT_EQ(fil.trials_passed, mem.trials_passed);
+  EXPECT_EQ(fil.max_abs, mem.max_abs);
+  EXPECT_FLOAT_EQ(static_cast<float>(fil.actual), g[150001]);
+
+  // The first size set alone, read as a prefix of the files: equal there.
+  task_spec first = *task; // as the executor checks timed and repeated calls
+  first.sizes.resize(1);
+  std::vector<float> g2 = r;
+  ASSERT_TRUE(write_file_atomic(dir + "/cand2.bin", bytes(g2)));
+  auto rp = output_source::open(dir + "/ref.bin", 200000 * 4);
+  auto cp = output_source::open(dir + "/cand2.bin", 200000 * 4);
+  ASSERT_TRUE(rp.ok() && cp.ok());
+  EXPECT_TRUE(compare_outputs(first, 1, *cp, *rp).ok);
+
+  // Shorter than the task's outputs: malformed, naming the sizes.
+  ASSERT_TRUE(write_file_atomic(dir + "/short.bin", bytes(r).substr(0, 4000)));
+  auto ss = output_source::open(dir + "/short.bin");
+  auto rs2 = output_source::open(dir + "/ref.bin");
+  auto sh = compare_outputs(*task, 1, *ss, *rs2);
+  ASSERT_TRUE(sh.malformed.has_value());
+  EXPECT_NE(sh.malformed->find("candidate outputs have 4000 bytes, expected 800028"), std::string::npos)
+    << *sh.malformed;
+
+  // Cut short after it was opened (its size was read then): the source ends early.
+  auto cut = output_source::open(dir + "/cand2.bin");
+  auto rs3 = output_source::open(dir + "/ref.bin");
+  ASSERT_TRUE(cut.ok() && rs3.ok());
+  std::filesystem::resize_file(dir + "/cand2.bin", 300000);
+  auto ct = compare_outputs(*task, 1, *cut, *rs3);
+  ASSERT_TRUE(ct.malformed.has_value());
+  EXPECT_NE(ct.malformed->find("candidate outputs ended early"), std::string::npos) << *ct.malformed;
+  EXPECT_FALSE(ct.ok);
+
+  // A link and a FIFO where the outputs belong.
+  std::filesystem::create_symlink(dir + "/ref.bin", dir + "/link.bin");
+  auto ln = output_source::open(dir + "/link.bin");
+  EXPECT_FALSE(ln.ok());
+  ASSERT_EQ(::mkfifo((dir + "/fifo.bin").c_str(), 0600), 0);
+  auto ff = output_source::open(dir + "/fifo.bin");
+  ASSERT_FALSE(ff.ok());
+  EXPECT_NE(ff.message().find("not a regular file"), std::string::npos) << ff.message();
+  EXPECT_FALSE(output_source::open(dir + "/missing.bin").ok());
+  std::filesystem::remove_all(dir);
 }
 
 // The degenerate answers a tolerance must refuse, on hand-made inputs and reference outputs of
