@@ -63,7 +63,8 @@ TEST(PolicyE2E, SelfRepairTrainsTheLastStepsOnTheModelsOwnFailures) {
   EXPECT_GT(p->self_repair_seconds, 0.0);
   EXPECT_TRUE(fs::exists(dir + "/model.safetensors"));
   auto back = policy::load_checkpoint_config(dir);
-  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_TRUE(back.ok()) << back.message();
+  fs::remove_all(fs::path(dir).parent_path());
 }
 
 // sft.init_checkpoint: a second stage continues from the first one's tokenizer and weights (its
