@@ -2,6 +2,9 @@
 
 #include <cstdlib> // defines __GLIBC__ on glibc systems
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -91,6 +94,14 @@ result<heap_figures> heap_figures_now() {
   case heap_allocator::other: break;
   }
   return make_error("heap figures: this process's allocator offers none (neither glibc nor tcmalloc)");
+}
+
+result<std::uint64_t> process_resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t size_pages = 0, resident_pages = 0;
+  if (!(in >> size_pages >> resident_pages))
+    return make_error("/proc/self/statm: cannot read this process's resident set");
+  return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 } // namespace leap

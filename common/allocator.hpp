@@ -51,5 +51,8 @@ struct heap_figures {
 // An error when the allocator in use offers no figures (neither glibc nor tcmalloc).
 result<heap_figures> heap_figures_now();
 
+// This process's resident set (RSS) in bytes, from /proc/self/statm; an error where there is none.
+result<std::uint64_t> process_resident_bytes();
+
 
 } // namespace leap

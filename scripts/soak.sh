@@ -12,7 +12,10 @@
 # Resident memory is read every 5 s: the learner hands its free heap back every few steps, so RSS
 # at one instant depends on where in that cycle it falls; each minute's largest reading (rss_max_kb)
 # is what the bound is checked on.
-# Writes OUT_DIR/soak.csv (minute, rss_kb, rss_max_kb, fds, processes, steps) and prints the summary.
+# Writes OUT_DIR/soak.csv (minute, rss_kb, rss_max_kb, fds, processes, steps, and the heap figures
+# of the minute's last learner step from metrics.jsonl's "memory": heap_in_use_mib,
+# heap_resident_mib, heap_free_mib) and prints the summary. The heap figures say where growth
+# is: in live data (in use) or in free memory the allocator keeps (free).
 set -euo pipefail
 
 minutes="${1:-30}"
@@ -48,7 +51,17 @@ descendants() { # every process under $1
 
 sleep 15 # past start-up (leap re-executes itself once), so the first sample is of a running run
 rss_now() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0; }
-echo "minute,rss_kb,rss_max_kb,fds,processes,steps" > "$out/soak.csv"
+# The heap figures of the last step written: in use, resident, free (MiB), or empty.
+heap_now() {
+  tail -n 1 "$out/run/metrics.jsonl" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    m = json.loads(sys.stdin.read()).get("memory", {})
+    print("%.1f,%.1f,%.1f" % (m["heap_in_use_mib"], m["heap_resident_mib"], m["heap_free_mib"]))
+except Exception:
+    print(",,")'
+}
+echo "minute,rss_kb,rss_max_kb,fds,processes,steps,heap_in_use_mib,heap_resident_mib,heap_free_mib" > "$out/soak.csv"
 peak=0
 for ((m = 0; m <= minutes; m++)); do
   if ! kill -0 "$pid" 2>/dev/null; then
@@ -60,7 +73,7 @@ for ((m = 0; m <= minutes; m++)); do
   fds=$(ls "/proc/$pid/fd" | wc -l)
   procs=$(descendants "$pid" | wc -l)
   steps=$( (wc -l < "$out/run/metrics.jsonl") 2>/dev/null || echo 0)
-  echo "$m,$rss,$peak,$fds,$procs,$steps" >> "$out/soak.csv"
+  echo "$m,$rss,$peak,$fds,$procs,$steps,$(heap_now)" >> "$out/soak.csv"
   peak=0
   if ((m < minutes)); then
     for ((s = 0; s < 12; s++)); do
@@ -87,10 +100,15 @@ def trend(xs, ys):
 half = rows[len(rows) // 2:]
 print("soak: %d samples over %s minutes, %s learner steps" % (len(rows), rows[-1]["minute"], rows[-1]["steps"]))
 for key, unit, scale in (("rss_kb", "MiB", 1 / 1024), ("rss_max_kb", "MiB", 1 / 1024),
-                         ("fds", "", 1), ("processes", "", 1)):
-    ys = [float(r[key]) * scale for r in rows]
-    slope = trend([float(r["minute"]) for r in half], [float(r[key]) * scale for r in half])
-    print("  %-9s first %8.1f  last %8.1f  max %8.1f  trend over the second half %+.3f %s/min"
+                         ("fds", "", 1), ("processes", "", 1), ("heap_in_use_mib", "MiB", 1),
+                         ("heap_resident_mib", "MiB", 1), ("heap_free_mib", "MiB", 1)):
+    have = [r for r in rows if r.get(key)]
+    if not have:
+        continue
+    ys = [float(r[key]) * scale for r in have]
+    half_have = [r for r in half if r.get(key)]
+    slope = trend([float(r["minute"]) for r in half_have], [float(r[key]) * scale for r in half_have])
+    print("  %-17s first %8.1f  last %8.1f  max %8.1f  trend over the second half %+.3f %s/min"
           % (key, ys[0], ys[-1], max(ys), slope, unit))
 # The bound: resident memory after the first 5 minutes grows by at most 5% to the end, on each
 # minute's largest reading: the largest of the last five minutes against the largest of minutes

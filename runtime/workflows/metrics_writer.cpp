@@ -1,6 +1,7 @@
 // The metrics of a training run: see metrics_writer.hpp.
 #include "runtime/workflows/metrics_writer.hpp"
 
+#include "common/allocator.hpp"
 #include "common/json_text.hpp"
 #include "messages/cluster_messages.hpp"
 #include "messages/train_messages.hpp"
@@ -106,6 +107,24 @@ nlohmann::json group_json(std::int64_t step, const msg::group_summary& g) {
                         {"attempts", attempts}};
 }
 
+// The writing process's memory when the step ends (the head's: the learner, the local pools'
+// bookkeeping and the verdicts' comparisons live there): its resident set, and the heap
+// allocator's figures (in use, resident, of those free for reuse), so a long run shows whether
+// its memory grows and where. Figures a platform lacks are left out.
+nlohmann::json memory_json() {
+  constexpr double mib = 1024.0 * 1024.0;
+  auto m = nlohmann::json::object();
+  if (auto rss = process_resident_bytes(); rss.ok())
+    m["rss_mib"] = static_cast<double>(*rss) / mib;
+  if (auto h = heap_figures_now(); h.ok()) {
+    m["allocator"] = to_string(h->allocator);
+    m["heap_in_use_mib"] = static_cast<double>(h->in_use_bytes) / mib;
+    m["heap_resident_mib"] = static_cast<double>(h->resident_bytes) / mib;
+    m["heap_free_mib"] = static_cast<double>(h->free_bytes) / mib;
+  }
+  return m;
+}
+
 } // namespace
 
 metrics_writer::metrics_writer(std::string metrics_path, std::string groups_path)
@@ -147,6 +166,7 @@ result<void> metrics_writer::write_step(const msg::step_report& r, double step_s
                   {"nodes_lost", delta(lost_now, nodes_lost_before_)},
                   {"nodes_rejoined", delta(rejoined_now, nodes_rejoined_before_)},
                   {"jobs_rerun", delta(rerun_now, jobs_rerun_before_)}};
+  row["memory"] = memory_json();
   if (nodes) {
     row["nodes"] = nodes_json(*nodes);
     if (nodes->weights_version >= 0)

@@ -1,6 +1,7 @@
 // The metrics of a training run: one JSON object per learner step appended to metrics.jsonl (the
-// step's report, its wall seconds and attempts per second, what the infrastructure cost it, and a
-// clustered run's per-node figures) and one per finished group to groups.jsonl (its DCP decision
+// step's report, its wall seconds and attempts per second, what the infrastructure cost it, the
+// writing process's memory (`memory`: resident set and heap figures), and a clustered run's
+// per-node figures) and one per finished group to groups.jsonl (its DCP decision
 // and every attempt's turns, end, reward and advantages, so anyone can check that a group
 // accounts for all G attempts); both flushed after every step. `leap report` and `leap
 // experiment` read the rows back (runtime/report/run_data.hpp). Also the live display's per-node

@@ -78,6 +78,14 @@ TEST(TrainE2E, TwoStepsOnTwoTasksWriteMetricsAndCheckpoint) {
       tasks.insert(t.get<std::string>());
     // Every group of G = 2 sampled at least its two turn-1 attempts.
     EXPECT_GE(m[i]["attempts"].get<int>(), 4);
+    // The process's memory when the step ended: its resident set and the heap's figures.
+    ASSERT_TRUE(m[i].contains("memory")) << m[i].dump();
+    const auto& mem = m[i]["memory"];
+    EXPECT_GT(mem["rss_mib"].get<double>(), 10.0) << mem.dump();
+    EXPECT_GT(mem["heap_in_use_mib"].get<double>(), 1.0) << mem.dump();
+    EXPECT_GE(mem["heap_resident_mib"].get<double>(), mem["heap_in_use_mib"].get<double>()) << mem.dump();
+    EXPECT_LE(mem["heap_free_mib"].get<double>(), mem["heap_resident_mib"].get<double>()) << mem.dump();
+    EXPECT_TRUE(mem["allocator"] == "glibc" || mem["allocator"] == "tcmalloc") << mem.dump();
   }
   // groups.jsonl: one line per finished group (B = 2 per step), each with all G = 2 attempts,
   // its DCP decision, and per attempt its turns, end, reward and advantages.
