@@ -38,11 +38,14 @@ std::pair<int, int> next_task(trainer_state& st) {
   st.cursor_epoch = std::max(st.cursor_epoch, st.opts.progress.epoch);
   for (;;) {
     auto order = epoch_order(n, st.opts.seed, st.cursor_epoch);
-    auto& done = st.opts.progress.consumed[st.cursor_epoch];
-    auto& fly = st.in_flight[st.cursor_epoch];
+    // Looked up, not inserted: neither map gains an entry for an epoch it has nothing of.
+    const auto d = st.opts.progress.consumed.find(st.cursor_epoch);
+    const auto f = st.in_flight.find(st.cursor_epoch);
     for (std::size_t k = 0; k < n; ++k) {
       int idx = order[k];
-      if (!done.count(idx) && !fly.count(idx))
+      const bool done = d != st.opts.progress.consumed.end() && d->second.count(idx) > 0;
+      const bool flying = f != st.in_flight.end() && f->second.count(idx) > 0;
+      if (!done && !flying)
         return {st.cursor_epoch, idx};
     }
     ++st.cursor_epoch;
@@ -211,7 +214,13 @@ msg::trainer_actor::behavior_type trainer(trainer_ptr self, trainer_options opts
       }
       s.step = rep.step;
       for (std::size_t i = 0; i < rep.epochs.size(); ++i) {
-        s.in_flight[rep.epochs[i]].erase(rep.indices[i]);
+        // An epoch with nothing left in flight is forgotten (one entry per epoch would otherwise
+        // stay for the whole run: with few tasks, a new epoch every step or two).
+        if (auto f = s.in_flight.find(rep.epochs[i]); f != s.in_flight.end()) {
+          f->second.erase(rep.indices[i]);
+          if (f->second.empty())
+            s.in_flight.erase(f);
+        }
         s.opts.progress.mark(rep.epochs[i], rep.indices[i], s.opts.tasks.size());
       }
       // Stage utilisation over the step, from the gatekeeper's busy-time counters; then the
