@@ -9,12 +9,13 @@
 #
 #   scripts/soak.sh [MINUTES] [OUT_DIR]      # default 30, and a fresh temporary directory
 #
-# Resident memory is read every 5 s: the learner hands its free heap back every few steps, so RSS
-# at one instant depends on where in that cycle it falls; each minute's largest reading (rss_max_kb)
-# is what the bound is checked on.
+# Resident memory is read every 5 s: it moves within a learner step (tensors allocated and freed,
+# spans the allocator returns to the kernel), so one reading depends on where in a step it falls;
+# each minute's largest reading (rss_max_kb) is what the bound is checked on.
 # Writes OUT_DIR/soak.csv (minute, rss_kb, rss_max_kb, fds, processes, steps, and the heap figures
 # of the minute's last learner step from metrics.jsonl's "memory": heap_in_use_mib,
-# heap_resident_mib, heap_free_mib) and prints the summary. The heap figures say where growth
+# heap_resident_mib, heap_free_mib; then the minute's RSS split into anonymous and file-backed
+# pages: rss_anon_kb, rss_file_kb) and prints the summary. The heap figures say where growth
 # is: in live data (in use) or in free memory the allocator keeps (free).
 set -euo pipefail
 
@@ -51,6 +52,12 @@ descendants() { # every process under $1
 
 sleep 15 # past start-up (leap re-executes itself once), so the first sample is of a running run
 rss_now() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0; }
+# Anonymous and file-backed resident kB (RssAnon, RssFile): heap and stacks against the pages of
+# mapped files (libtorch_cpu's code and data are counted in RSS once touched, and are shared).
+rss_split_now() {
+  awk '/^RssAnon:/ {a = $2} /^RssFile:/ {f = $2} END {printf "%s,%s", a + 0, f + 0}' \
+    "/proc/$pid/status" 2>/dev/null || echo "0,0"
+}
 # The heap figures of the last step written: in use, resident, free (MiB), or empty.
 heap_now() {
   tail -n 1 "$out/run/metrics.jsonl" 2>/dev/null | python3 -c '
@@ -61,7 +68,7 @@ try:
 except Exception:
     print(",,")'
 }
-echo "minute,rss_kb,rss_max_kb,fds,processes,steps,heap_in_use_mib,heap_resident_mib,heap_free_mib" > "$out/soak.csv"
+echo "minute,rss_kb,rss_max_kb,fds,processes,steps,heap_in_use_mib,heap_resident_mib,heap_free_mib,rss_anon_kb,rss_file_kb" > "$out/soak.csv"
 peak=0
 for ((m = 0; m <= minutes; m++)); do
   if ! kill -0 "$pid" 2>/dev/null; then
@@ -73,7 +80,7 @@ for ((m = 0; m <= minutes; m++)); do
   fds=$(ls "/proc/$pid/fd" | wc -l)
   procs=$(descendants "$pid" | wc -l)
   steps=$( (wc -l < "$out/run/metrics.jsonl") 2>/dev/null || echo 0)
-  echo "$m,$rss,$peak,$fds,$procs,$steps,$(heap_now)" >> "$out/soak.csv"
+  echo "$m,$rss,$peak,$fds,$procs,$steps,$(heap_now),$(rss_split_now)" >> "$out/soak.csv"
   peak=0
   if ((m < minutes)); then
     for ((s = 0; s < 12; s++)); do
@@ -101,7 +108,8 @@ half = rows[len(rows) // 2:]
 print("soak: %d samples over %s minutes, %s learner steps" % (len(rows), rows[-1]["minute"], rows[-1]["steps"]))
 for key, unit, scale in (("rss_kb", "MiB", 1 / 1024), ("rss_max_kb", "MiB", 1 / 1024),
                          ("fds", "", 1), ("processes", "", 1), ("heap_in_use_mib", "MiB", 1),
-                         ("heap_resident_mib", "MiB", 1), ("heap_free_mib", "MiB", 1)):
+                         ("heap_resident_mib", "MiB", 1), ("heap_free_mib", "MiB", 1),
+                         ("rss_anon_kb", "MiB", 1 / 1024), ("rss_file_kb", "MiB", 1 / 1024)):
     have = [r for r in rows if r.get(key)]
     if not have:
         continue
