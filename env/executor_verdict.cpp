@@ -14,6 +14,8 @@
 #include <sstream>
 #include <system_error>
 
+#include <sys/stat.h>
+
 namespace fs = std::filesystem;
 
 namespace leap::env {
@@ -83,6 +85,25 @@ void add_emulation_notes(verdict& v, const status_info& si) {
   } else if (v.st == status::runtime_error) {
     v.diagnostics += "; before that: " + si.undefined;
   }
+}
+
+// Why leap read no outputs from the candidate's `file` (a name in its working directory) when
+// something other than a regular file is there: the candidate replaced the harness's file during
+// its call (unlinked it and left a link, a FIFO or a directory; leap opens it without following
+// a link or blocking). Empty when the file is missing or regular (then the comparison's own
+// diagnostics say what was wrong).
+std::string replaced_file(const std::string& dir, const char* file) {
+  struct stat st {};
+  const std::string path = dir + "/" + file;
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+    return {};
+  const char* kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                                            : "something other than a regular file";
+  return std::string("the harness's ") + file + " in the candidate's working directory was replaced by " + kind
+         + " during the run, so its outputs could not be read: a candidate must leave the files of its "
+           "working directory alone";
 }
 
 std::string where(const task_spec& t, int s, int trial) {
@@ -220,7 +241,8 @@ void executor::conclude(const handle& h) {
     if (c.malformed) {
       v.st = status::runtime_error;
       v.reason = "outputs";
-      v.diagnostics = *c.malformed;
+      auto replaced = replaced_file(h->cand_dir, harness::outputs_file);
+      v.diagnostics = replaced.empty() ? *c.malformed : replaced;
     } else if (!c.ok) {
       v.st = status::wrong_answer;
       v.reason = "mismatch";
@@ -274,8 +296,10 @@ void executor::conclude(const handle& h) {
         v.expected = tc.expected;
         v.actual = tc.actual;
         v.mismatches = tc.mismatches;
-        v.diagnostics = tc.malformed ? *tc.malformed
-                                     : "timed call " + std::to_string(tc.trial + 1) + " of "
+        auto replaced = tc.malformed ? replaced_file(h->cand_dir, harness::timed_file) : std::string();
+        v.diagnostics = !replaced.empty() ? replaced
+                        : tc.malformed    ? *tc.malformed
+                                          : "timed call " + std::to_string(tc.trial + 1) + " of "
                                          + std::to_string(timed_n)
                                          + " (fresh inputs, same buffers as the call before)";
       }

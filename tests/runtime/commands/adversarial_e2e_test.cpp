@@ -1,7 +1,7 @@
 // The adversarial suite (tests/env/adversarial/*.cu, issue: sandbox hardening): hostile or broken
 // candidates, each with its expected verdict on its first line ("// expect: a|b"), optionally the
-// verdict's reason ("// reason: a|b"), and the paths
-// it tries to create ("// must-not-exist: ..."). For each: leap stays up, the verdict is right,
+// verdict's reason ("// reason: a|b"), words its feedback must contain ("// feedback-has: ..."),
+// and the paths it tries to create ("// must-not-exist: ..."). For each: leap stays up, the verdict is right,
 // nothing outside the candidate's temporary directory changed, and no process, file descriptor
 // or temporary directory is left behind, also after 200 mixed checks through 2 workers.
 #include "common/fs.hpp"
@@ -28,6 +28,7 @@ namespace {
 struct hostile {
   std::string name, task, source;
   std::vector<std::string> expect, reasons, must_not_exist;
+  std::string feedback_has; // a phrase the verdict's feedback contains (empty: not checked)
 };
 
 std::vector<std::string> words_after(const std::string& src, const std::string& tag) {
@@ -61,6 +62,7 @@ std::vector<hostile> load_dir(const std::string& dir, const std::string& default
     auto task = words_after(h.source, "task:");
     h.task = task.empty() ? default_task : task[0];
     h.must_not_exist = words_after(h.source, "must-not-exist:");
+    h.feedback_has = join(words_after(h.source, "feedback-has:"), " ");
     out.push_back(h);
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
@@ -167,6 +169,10 @@ TEST_F(adversarial, EveryHostileCandidateIsContainedAndJudgedRight) {
         EXPECT_NE(std::find(h.reasons.begin(), h.reasons.end(), out[i]->v.reason), h.reasons.end())
           << h.name << ": expected reason " << join(h.reasons, "|") << ", got " << out[i]->v.reason
           << "\n  feedback: " << out[i]->v.feedback;
+      }
+      if (!h.feedback_has.empty()) {
+        EXPECT_NE(out[i]->v.feedback.find(h.feedback_has), std::string::npos)
+          << h.name << ": the feedback does not say \"" << h.feedback_has << "\": " << out[i]->v.feedback;
       }
       for (auto& p : h.must_not_exist) {
         EXPECT_FALSE(fs::exists(p)) << h.name << " created " << p;
