@@ -1,9 +1,10 @@
 // The adversarial suite (tests/env/adversarial/*.cu, issue: sandbox hardening): hostile or broken
 // candidates, each with its expected verdict on its first line ("// expect: a|b"), optionally the
 // verdict's reason ("// reason: a|b"), words its feedback must contain ("// feedback-has: ..."),
-// and the paths it tries to create ("// must-not-exist: ..."). For each: leap stays up, the verdict is right,
-// nothing outside the candidate's temporary directory changed, and no process, file descriptor
-// or temporary directory is left behind, also after 200 mixed checks through 2 workers.
+// and the paths it tries to create ("// must-not-exist: ..."). For each: leap stays up, the
+// verdict is right, nothing outside the candidate's temporary directory changed, and no process,
+// file descriptor or temporary directory is left behind, also after 200 mixed checks through 2
+// workers.
 #include "common/fs.hpp"
 #include "common/strings.hpp"
 #include "runtime/pipeline/evaluator.hpp"
