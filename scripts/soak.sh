@@ -17,6 +17,7 @@
 # heap_resident_mib, heap_free_mib; then the minute's RSS split into anonymous and file-backed
 # pages: rss_anon_kb, rss_file_kb) and prints the summary. The heap figures say where growth
 # is: in live data (in use) or in free memory the allocator keeps (free).
+# Exit status: 0 within the bound, 3 over it, 1 when the run ended early, 2 without a build.
 set -euo pipefail
 
 minutes="${1:-30}"
@@ -128,6 +129,8 @@ if early and len(late) == 5:
     growth = 100 * (last - base) / base if base else 0.0
     print("  largest rss, minutes 1-5 against the last five minutes: %.1f -> %.1f MiB, %+.1f%% (%s 5%%)"
           % (base, last, growth, "within" if growth <= 5 else "OVER"))
+    if growth > 5:
+        sys.exit(3)
 else:
     print("  rss growth after minute 5: not measured (the run is shorter than 6 minutes)")
 EOF
