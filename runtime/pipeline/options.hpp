@@ -30,9 +30,16 @@ actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
                                                  msg::train_mode mode, bool dcp);
 // The rollout of an evaluation (`ec`: G, turns, sampling; cfg.eval for `leap eval`, a one-turn
 // variant for pretrain's self-repair sampling; no DCP: every failure is retried), with cfg's
-// stage sizes.
+// stage sizes, for `tasks` groups admitted at once. Their jobs wait in the pools' queues behind
+// the whole batch, so the compile and execute requests' timeouts cover it draining through the
+// workers, every job at its own time limit (as `leap check`'s do): a long queue on a busy machine
+// is no timeout, only a stuck pool is. Compile: (compiler.timeout_seconds x 3) per wave of
+// compiler.workers jobs (a candidate's build and, once per task, its reference's), execute:
+// (executor.timeout_seconds x 2 + 10) per wave of executor.workers runs; G x turns jobs per task,
+// plus 60 s; never below the gatekeeper's defaults.
 actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg,
-                                                      const config::eval_section& ec);
+                                                      const config::eval_section& ec,
+                                                      std::size_t tasks);
 
 // B, steps, staleness (0 in sync mode), the seed and the task list.
 actors::trainer_options trainer_options_of(const config::train_section& t, msg::train_mode mode,

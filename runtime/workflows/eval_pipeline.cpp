@@ -68,7 +68,7 @@ result<pipeline_outcome> run_eval_pipeline(services& svc, const std::string& dir
   pipeline_description d;
   d.svc = &svc;
   d.tasks = svc.tasks;
-  d.gatekeeper = eval_gatekeeper_options_of(svc.cfg, ec);
+  d.gatekeeper = eval_gatekeeper_options_of(svc.cfg, ec, names.size());
   d.gatekeeper.backend = svc.backend;
   d.gatekeeper.max_seq_len = static_cast<int>(mc->max_seq_len);
   d.gatekeeper.eos_id = tok->token_id(policy::end_of_turn(*format));
