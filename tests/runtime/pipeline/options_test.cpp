@@ -7,15 +7,29 @@
 using namespace leap;
 using std::chrono::milliseconds;
 
-TEST(EvalGatekeeperOptions, RequestTimeoutsCoverTheWholeBatchDrainingThroughThePools) {
+namespace {
+
+// A configuration with `workers` compilers and executors and these per-job time limits.
+config::leap_config pools(int workers, double compile_seconds, double exec_seconds) {
   config::leap_config cfg;
-  cfg.compiler.workers = 2;
-  cfg.compiler.timeout_seconds = 120;
-  cfg.executor.workers = 2;
-  cfg.executor.timeout_seconds = 30;
+  cfg.compiler.workers = cfg.executor.workers = workers;
+  cfg.compiler.timeout_seconds = compile_seconds;
+  cfg.executor.timeout_seconds = exec_seconds;
+  return cfg;
+}
+
+config::eval_section eval_of(int group_size, int max_turns) {
   config::eval_section ec;
-  ec.group_size = 4;
-  ec.max_turns = 1;
+  ec.group_size = group_size;
+  ec.max_turns = max_turns;
+  return ec;
+}
+
+} // namespace
+
+TEST(EvalGatekeeperOptions, RequestTimeoutsCoverTheWholeBatchDrainingThroughThePools) {
+  const auto cfg = pools(2, 120, 30);
+  const auto ec = eval_of(4, 1);
   // 300 tasks x 4 samples x 1 turn = 1,200 builds + 300 reference builds over 2 compilers: 750
   // waves of 120 s x 3, plus 60 s; 1,200 runs over 2 executors: 600 waves of (30 x 2 + 10) s.
   auto go = runtime::eval_gatekeeper_options_of(cfg, ec, 300);
@@ -25,24 +39,14 @@ TEST(EvalGatekeeperOptions, RequestTimeoutsCoverTheWholeBatchDrainingThroughTheP
   EXPECT_EQ(go.rollout.max_turns, 1);
   EXPECT_FALSE(go.rollout.dcp.enabled);
   // 3 turns multiply the jobs: 2 tasks x 8 x 3 = 48 builds + 2 references over 2: 25 waves.
-  ec.group_size = 8;
-  ec.max_turns = 3;
-  go = runtime::eval_gatekeeper_options_of(cfg, ec, 2);
+  go = runtime::eval_gatekeeper_options_of(cfg, eval_of(8, 3), 2);
   EXPECT_EQ(go.compile_timeout, milliseconds((25 * 360 + 60) * 1000));
   EXPECT_EQ(go.exec_timeout, milliseconds((24 * 70 + 60) * 1000));
 }
 
 TEST(EvalGatekeeperOptions, ASmallBatchKeepsTheGatekeepersDefaults) {
-  config::leap_config cfg;
-  cfg.compiler.workers = 8;
-  cfg.compiler.timeout_seconds = 1;
-  cfg.executor.workers = 8;
-  cfg.executor.timeout_seconds = 1;
-  config::eval_section ec;
-  ec.group_size = 1;
-  ec.max_turns = 1;
   const actors::gatekeeper_options defaults;
-  auto go = runtime::eval_gatekeeper_options_of(cfg, ec, 1);
+  auto go = runtime::eval_gatekeeper_options_of(pools(8, 1, 1), eval_of(1, 1), 1);
   EXPECT_EQ(go.compile_timeout, defaults.compile_timeout);
   EXPECT_EQ(go.exec_timeout, defaults.exec_timeout);
   EXPECT_EQ(go.generate_timeout, defaults.generate_timeout);
