@@ -11,7 +11,6 @@
 #include <caf/all.hpp>
 
 #include <chrono>
-#include <cmath>
 
 namespace leap::runtime {
 
@@ -62,23 +61,18 @@ std::vector<result<check_outcome>> evaluator::evaluate(const std::vector<check_i
   std::vector<result<check_outcome>> out(items.size(), make_error("not evaluated"));
   // Every item is a check of an environment service over the pools: one rollout driver judges
   // here as in training and `leap serve`. Requests wait in the pools' queues: the budget covers the
-  // whole batch draining through the workers (every job at its own time limit), so only a stuck
-  // pool ends in a timeout; no back-pressure (the batch is the whole queue).
-  double waves_c = std::ceil(2.0 * static_cast<double>(items.size())
-                             / std::max(1, svc.cfg.compiler.workers));
-  double waves_e = std::ceil(static_cast<double>(items.size()) / std::max(1, svc.cfg.executor.workers));
-  auto ms = [](double seconds) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::duration<double>(seconds));
-  };
+  // whole batch draining through the workers (a build and a reference build, and a run, per item),
+  // so only a stuck pool ends in a timeout; no back-pressure (the batch is the whole queue).
+  const double n = static_cast<double>(items.size());
+  const auto budget = batch_request_budget(svc.cfg, 2.0 * n, n);
   actors::env_service_options o;
   o.backend = svc.backend;
   o.compile_workers = svc.cfg.compiler.workers;
   o.exec_workers = svc.cfg.executor.workers;
   o.max_queue = 0;
   o.max_groups = 0;
-  o.compile_timeout = ms(svc.cfg.compiler.timeout_seconds * 3 * waves_c + 60);
-  o.exec_timeout = ms((svc.cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60);
+  o.compile_timeout = budget.compile;
+  o.exec_timeout = budget.execute;
   auto service = actors::spawn_env_service(*I.sys, o, svc.tasks, I.compilers, I.executors);
   caf::scoped_actor self{*I.sys};
   using handle_t = decltype(self->request(service, caf::infinite, msg::check_atom_v,

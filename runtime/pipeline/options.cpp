@@ -42,18 +42,24 @@ actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
   return go;
 }
 
+request_budget batch_request_budget(const config::leap_config& cfg, double builds, double runs) {
+  const double waves_c = std::ceil(builds / std::max(1, cfg.compiler.workers));
+  const double waves_e = std::ceil(runs / std::max(1, cfg.executor.workers));
+  auto ms = [](double seconds) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+  };
+  return {ms(cfg.compiler.timeout_seconds * 3 * waves_c + 60),
+          ms((cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60)};
+}
+
 actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg,
                                                       const config::eval_section& ec,
                                                       std::size_t tasks) {
   actors::gatekeeper_options go;
   const double jobs = static_cast<double>(tasks) * std::max(1, ec.group_size) * std::max(1, ec.max_turns);
-  const double waves_c = std::ceil((jobs + static_cast<double>(tasks)) / std::max(1, cfg.compiler.workers));
-  const double waves_e = std::ceil(jobs / std::max(1, cfg.executor.workers));
-  auto ms = [](double seconds) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
-  };
-  go.compile_timeout = std::max(go.compile_timeout, ms(cfg.compiler.timeout_seconds * 3 * waves_c + 60));
-  go.exec_timeout = std::max(go.exec_timeout, ms((cfg.executor.timeout_seconds * 2 + 10) * waves_e + 60));
+  const auto budget = batch_request_budget(cfg, jobs + static_cast<double>(tasks), jobs);
+  go.compile_timeout = std::max(go.compile_timeout, budget.compile);
+  go.exec_timeout = std::max(go.exec_timeout, budget.execute);
   go.rollout.group_size = ec.group_size;
   go.rollout.max_turns = ec.max_turns;
   go.rollout.dcp.enabled = false; // evaluation retries every failed attempt

@@ -13,6 +13,7 @@
 #include "policy/text/prompt.hpp"
 #include "runtime/config/config.hpp"
 
+#include <chrono>
 #include <memory>
 
 namespace leap::policy {
@@ -28,15 +29,21 @@ algo::estimator_config estimator_of(const config::train_section& t);
 // sequence limits. `dcp` false expands every failure (the bench's DCP-off mode).
 actors::gatekeeper_options gatekeeper_options_of(const config::leap_config& cfg,
                                                  msg::train_mode mode, bool dcp);
+// Request timeouts for a batch whose jobs all wait in the pools' queues at once (`leap check`'s
+// checks, an evaluation's groups): the batch draining through the workers, every job at its own
+// time limit, plus 60 s, so a long queue on a busy machine is no timeout, only a stuck pool is.
+// Compile: (compiler.timeout_seconds x 3) per wave of compiler.workers of the `builds`; execute:
+// (executor.timeout_seconds x 2 + 10) per wave of executor.workers of the `runs`.
+struct request_budget {
+  std::chrono::milliseconds compile, execute;
+};
+request_budget batch_request_budget(const config::leap_config& cfg, double builds, double runs);
+
 // The rollout of an evaluation (`ec`: G, turns, sampling; cfg.eval for `leap eval`, a one-turn
 // variant for pretrain's self-repair sampling; no DCP: every failure is retried), with cfg's
-// stage sizes, for `tasks` groups admitted at once. Their jobs wait in the pools' queues behind
-// the whole batch, so the compile and execute requests' timeouts cover it draining through the
-// workers, every job at its own time limit (as `leap check`'s do): a long queue on a busy machine
-// is no timeout, only a stuck pool is. Compile: (compiler.timeout_seconds x 3) per wave of
-// compiler.workers jobs (a candidate's build and, once per task, its reference's), execute:
-// (executor.timeout_seconds x 2 + 10) per wave of executor.workers runs; G x turns jobs per task,
-// plus 60 s; never below the gatekeeper's defaults.
+// stage sizes, for `tasks` groups admitted at once: the compile and execute timeouts are the
+// batch_request_budget of G x turns builds and runs per task plus one reference build per task,
+// never below the gatekeeper's defaults.
 actors::gatekeeper_options eval_gatekeeper_options_of(const config::leap_config& cfg,
                                                       const config::eval_section& ec,
                                                       std::size_t tasks);

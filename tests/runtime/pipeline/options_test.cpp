@@ -1,5 +1,5 @@
-// runtime/pipeline/options: the gatekeeper options of an evaluation, whose request timeouts cover
-// the whole batch queued in the pools (hand-computed cases).
+// runtime/pipeline/options: the request budget of a batch queued in the pools, and the
+// gatekeeper options of an evaluation, whose timeouts are that budget (hand-computed cases).
 #include "runtime/pipeline/options.hpp"
 
 #include <gtest/gtest.h>
@@ -26,6 +26,13 @@ config::eval_section eval_of(int group_size, int max_turns) {
 }
 
 } // namespace
+
+// `leap check`'s batch of 5 checks over 2 workers: 10 builds in 5 waves, 5 runs in 3 waves.
+TEST(BatchRequestBudget, WavesOfTheWorkersEachAtItsJobsTimeLimit) {
+  auto b = runtime::batch_request_budget(pools(2, 120, 30), 10, 5);
+  EXPECT_EQ(b.compile, milliseconds((5 * 360 + 60) * 1000));
+  EXPECT_EQ(b.execute, milliseconds((3 * 70 + 60) * 1000));
+}
 
 TEST(EvalGatekeeperOptions, RequestTimeoutsCoverTheWholeBatchDrainingThroughThePools) {
   const auto cfg = pools(2, 120, 30);
