@@ -36,6 +36,9 @@ enum class bug_kind {
   sampling_noise,      // 2-4 slips at once (swapped names, misspelled identifiers, a lost `;`),
                        // as a model sampled at temperature 1 leaves them: its repair target is
                        // the clean origin, so SFT sees noisy code of its own kind before a fix
+  typo_bracket,        // does not compile: a statement's brackets no longer balance (a `)`
+                       // dropped, or a `)` or `]` doubled), the commonest compile error of the
+                       // small quickstart model sampled at temperature 1
 };
 
 const char* to_string(bug_kind b);
@@ -44,7 +47,8 @@ const char* to_string(variant_kind k);
 // All bug kinds except none, in enum order.
 const std::vector<bug_kind>& all_bug_kinds();
 inline bool is_typo(bug_kind b) {
-  return b == bug_kind::typo_semicolon || b == bug_kind::typo_identifier || b == bug_kind::typo_type;
+  return b == bug_kind::typo_semicolon || b == bug_kind::typo_identifier || b == bug_kind::typo_type
+         || b == bug_kind::typo_bracket;
 }
 // Bugs injected into the rendered source (typos and swapped names) rather than at template sites.
 inline bool acts_on_source(bug_kind b) {

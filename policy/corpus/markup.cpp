@@ -216,6 +216,34 @@ result<std::string> swap_name(std::string src, std::size_t kernel_start, std::ui
   return src;
 }
 
+// Statement lines inside the code after the first kernel, ending in ';': (line start, position
+// of the ';'). Not `for` headers, returns (`if (..) return` + the next statement still parses, a
+// return of a void call), comments, directives, __shared__ declarations or closing braces.
+std::vector<std::pair<std::size_t, std::size_t>> statement_lines(const std::string& src,
+                                                                  std::size_t kernel_start) {
+  std::vector<std::pair<std::size_t, std::size_t>> spots;
+  std::size_t pos = kernel_start;
+  while (pos < src.size()) {
+    auto eol = src.find('\n', pos);
+    if (eol == std::string::npos)
+      eol = src.size();
+    std::string_view line(src.data() + pos, eol - pos);
+    auto t = line.find_last_not_of(" \t\r");
+    auto f = line.find_first_not_of(" \t");
+    if (t != std::string_view::npos && line[t] == ';' && f != std::string_view::npos) {
+      auto body = line.substr(f);
+      bool skip = body.rfind("for", 0) == 0 || body.find("return") != std::string_view::npos
+                  || body.rfind("//", 0) == 0 || body.rfind("#", 0) == 0
+                  || body.rfind("__shared__", 0) == 0 || body.rfind("extern", 0) == 0
+                  || body.rfind("}", 0) == 0 || body.find("//") != std::string_view::npos;
+      if (!skip)
+        spots.emplace_back(pos, pos + t);
+    }
+    pos = eol + 1;
+  }
+  return spots;
+}
+
 } // namespace
 
 std::string render(std::string_view markup) {
@@ -255,31 +283,26 @@ result<std::string> inject_typo(std::string_view source, bug_kind kind, std::uin
   if (kernel_start == std::string::npos)
     return make_error("inject_typo: no __global__ function");
   if (kind == bug_kind::typo_semicolon) {
-    // Statement lines inside the code after the first kernel, ending in ';'.
-    std::vector<std::pair<std::size_t, std::size_t>> spots; // (line start, position of ';')
-    std::size_t pos = kernel_start;
-    while (pos < src.size()) {
-      auto eol = src.find('\n', pos);
-      if (eol == std::string::npos)
-        eol = src.size();
-      std::string_view line(src.data() + pos, eol - pos);
-      auto t = line.find_last_not_of(" \t\r");
-      auto f = line.find_first_not_of(" \t");
-      if (t != std::string_view::npos && line[t] == ';' && f != std::string_view::npos) {
-        auto body = line.substr(f);
-        // `if (..) return` + the next statement still parses (return of a void call), so skip it.
-        bool skip = body.rfind("for", 0) == 0 || body.find("return") != std::string_view::npos
-                    || body.rfind("//", 0) == 0 || body.rfind("#", 0) == 0
-                    || body.rfind("__shared__", 0) == 0 || body.rfind("extern", 0) == 0
-                    || body.rfind("}", 0) == 0 || body.find("//") != std::string_view::npos;
-        if (!skip)
-          spots.emplace_back(pos, pos + t);
-      }
-      pos = eol + 1;
-    }
+    auto spots = statement_lines(src, kernel_start);
     if (spots.empty())
       return make_error("inject_typo: no statement to break");
     src.erase(spots[pick % spots.size()].second, 1);
+    return src;
+  }
+  if (kind == bug_kind::typo_bracket) {
+    // A `)` or `]` of a statement line: dropped (a `)` only) or doubled, by `pick`.
+    std::vector<std::size_t> closers;
+    for (auto [start, semi] : statement_lines(src, kernel_start))
+      for (auto p = start; p < semi; ++p)
+        if (src[p] == ')' || src[p] == ']')
+          closers.push_back(p);
+    if (closers.empty())
+      return make_error("inject_typo: no bracket to unbalance");
+    const auto p = closers[(pick / 2) % closers.size()];
+    if (pick % 2 == 0 && src[p] == ')')
+      src.erase(p, 1);
+    else
+      src.insert(p, 1, src[p]);
     return src;
   }
   if (kind == bug_kind::typo_identifier) {
@@ -364,6 +387,7 @@ const char* to_string(bug_kind b) {
   case bug_kind::typo_type: return "typo_type";
   case bug_kind::swapped_name: return "swapped_name";
   case bug_kind::sampling_noise: return "sampling_noise";
+  case bug_kind::typo_bracket: return "typo_bracket";
   }
   return "?";
 }
@@ -388,7 +412,7 @@ const std::vector<bug_kind>& all_bug_kinds() {
     bug_kind::off_by_one,    bug_kind::missing_bounds,  bug_kind::wrong_index,
     bug_kind::missing_sync,  bug_kind::wrong_reduction, bug_kind::uninit_output,
     bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type,
-    bug_kind::swapped_name, bug_kind::sampling_noise};
+    bug_kind::swapped_name, bug_kind::sampling_noise, bug_kind::typo_bracket};
   return kinds;
 }
 

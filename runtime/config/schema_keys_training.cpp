@@ -90,12 +90,12 @@ void register_sft(registry& r) {
   // checks that they agree; leap_config does not link the corpus).
   s.key("bug_kinds", &sft_section::bug_kinds,
         "Bug kinds the corpus injects (each failing variant becomes a repair dialogue). "
-        "swapped_name and sampling_noise imitate a sampled model's slips; the default leaves them "
-        "out (in the quickstart they did not raise Acc@3 - Acc@1 and cost turn-1 accuracy; "
-        "docs/results.md).")
+        "swapped_name, sampling_noise and typo_bracket imitate a sampled model's slips; the default "
+        "leaves them out (in the quickstart the first two did not raise Acc@3 - Acc@1 and cost "
+        "turn-1 accuracy; docs/results.md).")
       .one_of({"off_by_one", "missing_bounds", "wrong_index", "missing_sync", "wrong_reduction",
                "uninit_output", "typo_semicolon", "typo_identifier", "typo_type", "swapped_name",
-               "sampling_noise"});
+               "sampling_noise", "typo_bracket"});
   s.key_enum("repair_format", &sft_section::repair_target,
              {{"full", repair_format::full}, {"edit", repair_format::edit}},
              "How a repair dialogue's answer is written: full = the whole fixed file in a ```cuda "

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -143,8 +144,8 @@ TEST(CorpusGenerator, EveryTaskHasStrategiesAndBugKinds) {
     EXPECT_GE(strategies[t.name].size(), t.name == "attention_head" ? 2u : 3u) << t.name;
     EXPECT_GE(bugs[t.name].size(), 6u) << t.name;
     for (auto k : {bug_kind::typo_semicolon, bug_kind::typo_identifier, bug_kind::typo_type,
-                   bug_kind::swapped_name, bug_kind::sampling_noise, bug_kind::off_by_one,
-                   bug_kind::wrong_index})
+                   bug_kind::swapped_name, bug_kind::sampling_noise, bug_kind::typo_bracket,
+                   bug_kind::off_by_one, bug_kind::wrong_index})
       EXPECT_TRUE(bugs[t.name].count(k)) << t.name << " lacks " << to_string(k);
   }
   // Kinds that need shared memory or atomics appear where those strategies exist.
@@ -245,6 +246,12 @@ TEST(CorpusGenerator, MutatorsChangeWhatTheyClaim) {
     case bug_kind::typo_type:
       EXPECT_EQ(differing_lines(a, b), 1) << v.name;
       break;
+    case bug_kind::typo_bracket: {
+      EXPECT_EQ(differing_lines(a, b), 1) << v.name;
+      const auto closers = [&](const std::string& s) { return count(s, ")") + count(s, "]"); };
+      EXPECT_EQ(std::abs(static_cast<int>(closers(b)) - static_cast<int>(closers(a))), 1) << v.name;
+      break;
+    }
     case bug_kind::sampling_noise:
       // Several slips, each on one line: at least one line differs, at most four.
       EXPECT_GE(differing_lines(a, b), 1) << v.name;
@@ -293,8 +300,35 @@ TEST(CorpusMarkup, SwappedNameReplacesOneUseByAnotherDeclaredName) {
   EXPECT_FALSE(inject_typo("__global__ void k(int n) { }\n", bug_kind::swapped_name, 0).ok());
 }
 
+// typo_bracket: among the `)` and `]` of statement lines (not the kernel's own header, not a
+// `return` line), `pick / 2` chooses one; an even pick drops it when it is a `)`, anything else
+// doubles it. Here the closers, in order, are y[i]'s `]`, x[i]'s `]` and expf's `)`.
+TEST(CorpusMarkup, TypoBracketDropsOrDoublesOneClosingBracket) {
+  const std::string src = "__global__ void k(const float* x, float* y, int n) {\n"
+                          "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "  if (i >= n) return;\n"
+                          "  y[i] = expf(x[i]) * 2.0f;\n"
+                          "}\n";
+  auto drop = inject_typo(src, bug_kind::typo_bracket, 4);
+  ASSERT_TRUE(drop.ok()) << drop.message();
+  EXPECT_NE(drop->find("  y[i] = expf(x[i] * 2.0f;\n"), std::string::npos) << *drop;
+  auto twice = inject_typo(src, bug_kind::typo_bracket, 5);
+  ASSERT_TRUE(twice.ok()) << twice.message();
+  EXPECT_NE(twice->find("  y[i] = expf(x[i])) * 2.0f;\n"), std::string::npos) << *twice;
+  auto square = inject_typo(src, bug_kind::typo_bracket, 0);  // a `]` is never dropped
+  ASSERT_TRUE(square.ok()) << square.message();
+  EXPECT_NE(square->find("  y[i]] = expf(x[i]) * 2.0f;\n"), std::string::npos) << *square;
+  for (std::uint64_t pick = 0; pick < 12; ++pick) {
+    auto v = inject_typo(src, bug_kind::typo_bracket, pick);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->substr(0, v->find("  y[i]")), src.substr(0, src.find("  y[i]"))) << pick;
+    EXPECT_EQ(std::abs(static_cast<int>(v->size()) - static_cast<int>(src.size())), 1) << pick;
+  }
+  EXPECT_FALSE(inject_typo("__global__ void k(int n) {\n  int a = n;\n}\n", bug_kind::typo_bracket, 0).ok());
+}
+
 // generate_options::kinds leaves the other kinds out without moving the seeded choices of the
-// kept ones: the nine default kinds give exactly the full corpus minus the two newer kinds.
+// kept ones: the nine default kinds give exactly the full corpus minus the three newer kinds.
 TEST(CorpusGenerator, KindsRestrictWithoutChangingTheRest) {
   generate_options all_opt;
   all_opt.seed = 3;
@@ -302,14 +336,15 @@ TEST(CorpusGenerator, KindsRestrictWithoutChangingTheRest) {
   ASSERT_TRUE(all.ok()) << all.message();
   generate_options nine = all_opt;
   for (auto k : all_bug_kinds())
-    if (k != bug_kind::swapped_name && k != bug_kind::sampling_noise)
+    if (k != bug_kind::swapped_name && k != bug_kind::sampling_noise && k != bug_kind::typo_bracket)
       nine.kinds.push_back(k);
   auto some = generate(suite(), nine);
   ASSERT_TRUE(some.ok()) << some.message();
   std::vector<std::string> expected, got;
   std::size_t newer = 0;
   for (auto& v : *all) {
-    if (v.bug == bug_kind::swapped_name || v.bug == bug_kind::sampling_noise) {
+    if (v.bug == bug_kind::swapped_name || v.bug == bug_kind::sampling_noise
+        || v.bug == bug_kind::typo_bracket) {
       ++newer;
       continue;
     }
@@ -317,7 +352,7 @@ TEST(CorpusGenerator, KindsRestrictWithoutChangingTheRest) {
   }
   for (auto& v : *some)
     got.push_back(v.task + "/" + v.name + "\n" + v.source);
-  EXPECT_GE(newer, 2 * suite().size());
+  EXPECT_GE(newer, 3 * suite().size());
   EXPECT_EQ(got, expected);
 }
 
@@ -388,7 +423,7 @@ TEST(CorpusGenerator, TyposDoNotCompileAndTheirOriginsDo) {
       EXPECT_TRUE(compiles(v.origin_source, "origin" + std::to_string(typos))) << v.origin;
     }
   }
-  EXPECT_EQ(typos, 3);
+  EXPECT_EQ(typos, 4);  // a lost `;`, a misspelt identifier, a wrong pointer type, a bracket
   std::filesystem::remove_all(*dir);
 }
 
