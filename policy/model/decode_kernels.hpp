@@ -32,6 +32,12 @@ struct decode_kernels {
                  std::int64_t dh, float scale);
   bool (*values)(const float* const* p, float* const* out, int nq, const float* vals, std::int64_t s,
                  std::int64_t dh, bool accumulate);
+  // Softmax of each of `rows` rows of n floats, in place: exp(x - the row's maximum) over their
+  // sum, as torch::softmax computes it; masked entries (lowest()) give 0.
+  void (*softmax_rows)(float* x, std::int64_t rows, std::int64_t n);
+  // SwiGLU's activation: out[r, i] = silu(gu[r, i]) * gu[r, f + i] for i < f, gu [rows, 2f] (the
+  // gate half, then the up half), out [rows, f]; silu(g) = g / (1 + exp(-g)) as torch::silu.
+  void (*silu_mul)(const float* gu, std::int64_t rows, std::int64_t f, float* out);
   // Mersenne Twister tempering of n state words (at::mt19937's output function).
   void (*temper)(const std::uint32_t* in, std::uint32_t* out, std::int64_t n);
   // Multinomial's row check (every entry finite and >= 0) and `first`, the first index of the
@@ -44,6 +50,10 @@ struct decode_kernels {
 };
 
 extern const decode_kernels portable_kernels;
+// The AVX2 softmax and SwiGLU loops, which the AVX-512 table shares (every AVX-512 CPU has AVX2
+// and FMA; their exp is a cheap share of the step).
+void softmax_rows_avx2(float* x, std::int64_t rows, std::int64_t n);
+void silu_mul_avx2(const float* gu, std::int64_t rows, std::int64_t f, float* out);
 extern const decode_kernels avx2_kernels;
 extern const decode_kernels avx512_kernels;
 

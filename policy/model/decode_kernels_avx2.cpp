@@ -189,6 +189,93 @@ bool values(const float* const* p, float* const* out, int nq, const float* vals,
   }
 }
 
+// ---- softmax and SwiGLU ------------------------------------------------------------------------
+// exp(x) for 8 floats, within 2 ulp of expf: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two
+// so that n ln2 is exact), exp(r) by its degree-6 Taylor-like polynomial (Cephes' expf
+// coefficients), times 2^n built in the exponent bits. Below -87.3 (where expf leaves the normal
+// range) it gives 0, as the masked scores (lowest()) need; above 88.7 it saturates at 88.7's.
+// NonPositive: the caller's x are <= 0 (softmax's x - max), so 2^n needs no overflow care.
+template <bool NonPositive = false>
+LEAP_AVX2 inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.72283f);
+  const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^n: n + 127 in the exponent field. n is in [-126, 128]; 2^128 overflows, so split it as
+  // 2^(n - 1) * 2 there (only 88.7 rounds to n = 128).
+  const __m256i e = _mm256_cvtps_epi32(n);
+  if constexpr (NonPositive) {
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23)));
+    return _mm256_andnot_ps(under, p);
+  }
+  const __m256i big = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(127));
+  const __m256i e1 = _mm256_sub_epi32(e, _mm256_and_si256(big, _mm256_set1_epi32(1)));
+  const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, _mm256_set1_epi32(127)), 23));
+  p = _mm256_mul_ps(p, scale);
+  p = _mm256_blendv_ps(p, _mm256_add_ps(p, p), _mm256_castsi256_ps(big));
+  return _mm256_andnot_ps(under, p);
+}
+
+// The last n % 8 lanes of a row: loaded with the masked-off lanes set to `fill`, stored masked.
+LEAP_AVX2 inline __m256i tail_mask(std::int64_t left) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+LEAP_AVX2 void softmax_rows_impl(float* x, std::int64_t rows, std::int64_t n) {
+  const std::int64_t body = n & ~std::int64_t{7};
+  const __m256i tail = tail_mask(n - body);
+  const __m256 lowest = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+  for (std::int64_t r = 0; r < rows; ++r, x += n) {
+    __m256 top = lowest;
+    for (std::int64_t i = 0; i < body; i += 8) top = _mm256_max_ps(top, _mm256_loadu_ps(x + i));
+    if (body < n) top = _mm256_max_ps(top, _mm256_blendv_ps(lowest, _mm256_maskload_ps(x + body, tail), _mm256_castsi256_ps(tail)));
+    __m256 m = _mm256_max_ps(top, _mm256_permute2f128_ps(top, top, 1));
+    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0x4E));
+    m = _mm256_max_ps(m, _mm256_permute_ps(m, 0xB1));  // every lane: the row's maximum
+    __m256 sum = _mm256_setzero_ps();
+    for (std::int64_t i = 0; i < body; i += 8) {
+      const __m256 e = exp8<true>(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+      _mm256_storeu_ps(x + i, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    if (body < n) {
+      const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(x + body, tail), m)), _mm256_castsi256_ps(tail));
+      _mm256_maskstore_ps(x + body, tail, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+    for (std::int64_t i = 0; i < body; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    if (body < n) _mm256_maskstore_ps(x + body, tail, _mm256_mul_ps(_mm256_maskload_ps(x + body, tail), inv));
+  }
+}
+
+LEAP_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), g)))), u);
+}
+
+LEAP_AVX2 void silu_mul_impl(const float* gu, std::int64_t rows, std::int64_t f, float* out) {
+  const std::int64_t body = f & ~std::int64_t{7};
+  const __m256i tail = tail_mask(f - body);
+  for (std::int64_t r = 0; r < rows; ++r, gu += 2 * f, out += f) {
+    for (std::int64_t i = 0; i < body; i += 8)
+      _mm256_storeu_ps(out + i, silu_mul8(_mm256_loadu_ps(gu + i), _mm256_loadu_ps(gu + f + i)));
+    if (body < f)
+      _mm256_maskstore_ps(out + body, tail,
+                          silu_mul8(_mm256_maskload_ps(gu + body, tail), _mm256_maskload_ps(gu + f + body, tail)));
+  }
+}
+
 // ---- multinomial_one ---------------------------------------------------------------------------
 LEAP_AVX2 void temper(const std::uint32_t* in, std::uint32_t* out, std::int64_t n) {
   const __m256i b = _mm256_set1_epi32(static_cast<int>(0x9d2c5680u)), c = _mm256_set1_epi32(static_cast<int>(0xefc60000u));
@@ -256,6 +343,10 @@ LEAP_AVX2 unsigned candidates8(const float* p, const double* u, double best, dou
 
 } // namespace
 
-const decode_kernels avx2_kernels{panel_rows, scores, values, temper, scan_row, uniform, candidates8};
+void softmax_rows_avx2(float* x, std::int64_t rows, std::int64_t n) { softmax_rows_impl(x, rows, n); }
+void silu_mul_avx2(const float* gu, std::int64_t rows, std::int64_t f, float* out) { silu_mul_impl(gu, rows, f, out); }
+
+const decode_kernels avx2_kernels{panel_rows, scores,   values,  softmax_rows_avx2, silu_mul_avx2,
+                                  temper,     scan_row, uniform, candidates8};
 
 } // namespace leap::policy

@@ -233,6 +233,7 @@ __attribute__((target("avx512f"))) unsigned candidates8(const float* p, const do
 
 } // namespace
 
-const decode_kernels avx512_kernels{panel_rows, scores, values, temper, scan_row, uniform, candidates8};
+const decode_kernels avx512_kernels{panel_rows, scores,   values,  softmax_rows_avx2, silu_mul_avx2,
+                                    temper,     scan_row, uniform, candidates8};
 
 } // namespace leap::policy

@@ -181,9 +181,25 @@ unsigned candidates8(const float* p, const double* u, double best, double slack)
   return m;
 }
 
+void softmax_rows(float* x, std::int64_t rows, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r, x += n) {
+    const float top = *std::max_element(x, x + n);
+    float sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - top));
+    const float inv = 1.0f / sum;
+    for (std::int64_t i = 0; i < n; ++i) x[i] *= inv;
+  }
+}
+
+void silu_mul(const float* gu, std::int64_t rows, std::int64_t f, float* out) {
+  for (std::int64_t r = 0; r < rows; ++r, gu += 2 * f, out += f)
+    for (std::int64_t i = 0; i < f; ++i) out[i] = gu[i] / (1.0f + std::exp(-gu[i])) * gu[f + i];
+}
+
 } // namespace
 
-const decode_kernels portable_kernels{panel_rows, scores, values, temper, scan_row, uniform, candidates8};
+const decode_kernels portable_kernels{panel_rows, scores,   values,  softmax_rows, silu_mul,
+                                      temper,     scan_row, uniform, candidates8};
 
 const decode_kernels& kernels_for(decode_path p) {
   switch (p) {

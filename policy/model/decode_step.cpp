@@ -98,6 +98,24 @@ void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_
   gemm(kernels_for(path), x, m, ldx, w, y, ldy, accumulate);
 }
 
+torch::Tensor decode_softmax(const torch::Tensor& x, decode_path path) {
+  TORCH_CHECK(cpu_supports(path), "decode_softmax: this CPU cannot run the ", to_string(path), " loops");
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat, "decode_softmax: expected [rows, n] float32");
+  auto y = x.contiguous().clone();                                                          // [rows, n]
+  kernels_for(path).softmax_rows(y.data_ptr<float>(), y.size(0), y.size(1));
+  return y;
+}
+
+torch::Tensor decode_swiglu(const torch::Tensor& gu, decode_path path) {
+  TORCH_CHECK(cpu_supports(path), "decode_swiglu: this CPU cannot run the ", to_string(path), " loops");
+  TORCH_CHECK(gu.dim() == 2 && gu.size(1) % 2 == 0 && gu.scalar_type() == torch::kFloat,
+              "decode_swiglu: expected [rows, 2F] float32");
+  const auto in = gu.contiguous();
+  auto out = torch::empty({gu.size(0), gu.size(1) / 2}, torch::kFloat);                    // [rows, F]
+  kernels_for(path).silu_mul(in.data_ptr<float>(), in.size(0), in.size(1) / 2, out.data_ptr<float>());
+  return out;
+}
+
 std::unique_ptr<decode_step> decode_step::make(const decoder_impl& model) {
   std::int64_t count = 0;
   for (const auto& p : model.parameters()) {
@@ -167,9 +185,9 @@ bool all_true(const bool* v, std::int64_t n) { return std::all_of(v, v + n, [](b
 
 // A layer after its attention: h += o_proj(attn) (+ bias); x = post-attention RMSNorm(h);
 // h += down_proj(silu(gate(x)) * up(x)). attn [rows, H * Dh], h and x [rows, D], gate_up
-// [rows, 2F] scratch.
+// [rows, 2F] and act [rows, F] scratch.
 void decode_step::finish_layer(const layer& L, const float* attn, std::int64_t rows, float* h, float* x,
-                               torch::Tensor& gate_up) const {
+                               float* gate_up, float* act) const {
   const std::int64_t D = cfg_.d_model, F = cfg_.d_ff;
   gemm(*kernels_, attn, rows, L.o.k, L.o, h, D, true);                                       // h += o_proj(attn)
   if (L.o_bias.defined()) {
@@ -178,9 +196,9 @@ void decode_step::finish_layer(const layer& L, const float* attn, std::int64_t r
       for (std::int64_t i = 0; i < D; ++i) h[r * D + i] += b[i];
   }
   rms_norm_rows(h, rows, D, L.ln2.data_ptr<float>(), cfg_.rms_eps, x);
-  gemm(*kernels_, x, rows, D, L.gate_up, gate_up.data_ptr<float>(), 2 * F, false);
-  auto act = torch::silu(gate_up.narrow(1, 0, F)).mul_(gate_up.narrow(1, F, F)).contiguous();  // [rows, F]
-  gemm(*kernels_, act.data_ptr<float>(), rows, F, L.down, h, D, true);                        // h += down_proj(act)
+  gemm(*kernels_, x, rows, D, L.gate_up, gate_up, 2 * F, false);
+  kernels_->silu_mul(gate_up, rows, F, act);                                                // [rows, F]
+  gemm(*kernels_, act, rows, F, L.down, h, D, true);                                         // h += down_proj(act)
 }
 
 torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cache, kv_cache* prefix) const {
@@ -228,7 +246,7 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
   auto qkv = torch::empty({R, NQKV}, f_opts);                                               // [R, (H+2KV) Dh]
   auto scores = torch::empty({R, H, S}, f_opts);                                            // [R, H, S]: prefix keys, then own
   auto attn = torch::empty({R, H * Dh}, f_opts);                                            // [R, H Dh]
-  auto gate_up = torch::empty({R, 2 * F}, f_opts);                                          // [R, 2F]
+  auto gate_up = torch::empty({R, 3 * F}, f_opts);                                          // [R, 2F] gate_up, [R, F] act
   float* xp = xn.data_ptr<float>();
   float* qp = qkv.data_ptr<float>();
   float* sp = scores.data_ptr<float>();
@@ -279,8 +297,8 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
                      valid + r * cap, row_all_valid[static_cast<std::size_t>(r)] != 0, own, Dh, scale);
       }
     }
-    auto probs = torch::softmax(scores, -1);                                                // [R, H, S]
-    const float* pp = probs.data_ptr<float>();
+    kernels_->softmax_rows(sp, R * H, S);                                                   // [R, H, S] probabilities
+    const float* pp = sp;
     for (std::int64_t g = 0; g < KV; ++g) {
       for (std::int64_t r = 0; r < R; ++r)
         for (std::int64_t j = 0; j < rep; ++j) {
@@ -298,7 +316,7 @@ torch::Tensor decode_step::operator()(const torch::Tensor& tokens, kv_cache& cac
                      P > 0);
       }
     }
-    finish_layer(L, ap, R, hp, xp, gate_up);
+    finish_layer(L, ap, R, hp, xp, gate_up.data_ptr<float>(), gate_up.data_ptr<float>() + R * 2 * F);
   }
   rms_norm_rows(hp, R, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
   auto logits = torch::empty({R, V}, f_opts);                                               // [R, V]
@@ -338,7 +356,7 @@ torch::Tensor decode_step::prefill(const torch::Tensor& tokens, kv_cache& cache)
   auto qkv = torch::empty({T, NQKV}, f_opts);                                               // [T, (H+2KV) Dh]
   auto scores = torch::empty({T, H, S}, f_opts);                                            // [T, H, S]
   auto attn = torch::empty({T, H * Dh}, f_opts);                                            // [T, H Dh]
-  auto gate_up = torch::empty({T, 2 * F}, f_opts);                                          // [T, 2F]
+  auto gate_up = torch::empty({T, 3 * F}, f_opts);                                          // [T, 2F] gate_up, [T, F] act
   float* xp = xn.data_ptr<float>();
   float* qp = qkv.data_ptr<float>();
   float* sp = scores.data_ptr<float>();
@@ -382,8 +400,8 @@ torch::Tensor decode_step::prefill(const torch::Tensor& tokens, kv_cache& cache)
                      past_all_valid, seen, Dh, scale);
       }
     }
-    auto probs = torch::softmax(scores, -1);                                                // [T, H, S]
-    const float* pp = probs.data_ptr<float>();
+    kernels_->softmax_rows(sp, T * H, S);                                                   // [T, H, S] probabilities
+    const float* pp = sp;
     for (std::int64_t t = 0; t < T; ++t)
       for (std::int64_t g = 0; g < KV; ++g) {
         for (std::int64_t j = 0; j < rep; ++j) {
@@ -392,7 +410,7 @@ torch::Tensor decode_step::prefill(const torch::Tensor& tokens, kv_cache& cache)
         }
         group_values(*kernels_, ps.data(), outs.data(), static_cast<int>(rep), vb + g * cap * Dh, past + t + 1, Dh, false);
       }
-    finish_layer(L, ap, T, hp, xp, gate_up);
+    finish_layer(L, ap, T, hp, xp, gate_up.data_ptr<float>(), gate_up.data_ptr<float>() + T * 2 * F);
   }
   rms_norm_rows(hp + (T - 1) * D, 1, D, norm_.data_ptr<float>(), cfg_.rms_eps, xp);
   auto logits = torch::empty({1, V}, f_opts);                                               // [1, V]

@@ -12,7 +12,7 @@
 //
 // Same result as decoder_impl::forward_cached(tokens.view({R, 1}), cache).select(1, 0) up to
 // float32 rounding of reordered sums (tests/policy/model/decode_golden_test.cpp holds it to the
-// recorded outputs). Softmax and SiLU in the step still run as LibTorch ops. Also here: the
+// recorded outputs). Softmax and SiLU run as loops of the same table, with their own vector exp. Also here: the
 // group prefill (prefill) and multinomial_one, the sampler's exact stand-in for multinomial.
 //
 // Threads: make() only reads the model. A decode_step is immutable once made, so several threads
@@ -79,7 +79,7 @@ private:
   };
   // The layer's output projection and MLP, shared by operator() and prefill.
   void finish_layer(const layer& L, const float* attn, std::int64_t rows, float* h, float* x,
-                    torch::Tensor& gate_up) const;
+                    float* gate_up, float* act) const;
 
   model_config cfg_;
   decode_path path_ = decode_path::portable;
@@ -107,5 +107,10 @@ torch::Tensor multinomial_one(const torch::Tensor& probs, at::Generator& gen);
 void packed_gemm(const float* x, std::int64_t m, std::int64_t ldx, const decode_step::packed& w, float* y,
                  std::int64_t ldy, bool accumulate, decode_path path);
 decode_step::packed pack_weight(const torch::Tensor& w);  // w [N, K] float32
+// The step's softmax over the last dimension of x [rows, n] and SwiGLU activation silu(gate) * up
+// of gu [rows, 2F] (gate half first) -> [rows, F], with the loops of `path` (as packed_gemm).
+// Exposed for the tests.
+torch::Tensor decode_softmax(const torch::Tensor& x, decode_path path);
+torch::Tensor decode_swiglu(const torch::Tensor& gu, decode_path path);
 
 } // namespace leap::policy

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 using namespace leap::policy;
@@ -236,6 +237,33 @@ TEST(DecodeStep, PackedGemmEqualsMatmul) {
         packed_gemm(x.data_ptr<float>(), m, 45, packed, y.data_ptr<float>(), n, false, path);
         EXPECT_LT(max_diff(y, x.matmul(w.t())), 1e-4) << to_string(path) << " " << n << " x " << m;
       }
+    }
+  }
+}
+
+// The step's own softmax and SwiGLU loops (their vector exp) against torch::softmax and
+// torch::silu on every path the CPU has: row lengths around the vector widths, masked entries
+// (lowest(), which must give 0), a row masked but for one entry, and inputs far into exp's
+// underflow and overflow (|x| up to 120).
+TEST(DecodeStep, SoftmaxAndSwigluEqualTorch) {
+  torch::manual_seed(5);
+  const float lowest = std::numeric_limits<float>::lowest();
+  for (decode_path path : all_paths) {
+    if (!cpu_supports(path)) continue;
+    for (std::int64_t n : {1, 7, 8, 9, 15, 16, 17, 300, 1001}) {
+      auto x = torch::randn({6, n}) * 30;                                                   // [6, n]
+      x[1].fill_(lowest);
+      x[1][n - 1] = 3.0f;
+      if (n > 2) x[2].narrow(0, 0, n / 2).fill_(lowest);
+      x[3] = torch::linspace(-120, 120, n);
+      auto want = torch::softmax(x, -1);
+      auto got = decode_softmax(x, path);
+      EXPECT_LT(max_diff(got, want), 1e-6) << to_string(path) << " n " << n;
+      if (n > 2) EXPECT_EQ(got[2].narrow(0, 0, n / 2).abs().max().item<float>(), 0.0f) << to_string(path) << " n " << n;
+      auto gu = torch::cat({torch::linspace(-120, 120, 6 * n).view({6, n}), torch::randn({6, n}) * 4}, 1);  // [6, 2n]
+      auto act = torch::silu(gu.narrow(1, 0, n)) * gu.narrow(1, n, n);                     // [6, n]
+      auto got_act = decode_swiglu(gu, path);
+      EXPECT_LT(((got_act - act).abs() / (act.abs() + 1e-30)).max().item<float>(), 1e-5) << to_string(path) << " n " << n;
     }
   }
 }
