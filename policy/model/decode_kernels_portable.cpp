@@ -181,19 +181,73 @@ unsigned candidates8(const float* p, const double* u, double best, double slack)
   return m;
 }
 
+// exp of 4 floats, as the AVX2 loops' exp8 (decode_kernels_avx2.cpp): x = n ln2 + r, the
+// polynomial for exp(r), 2^n in the exponent bits; 0 below -87.3, saturating above 88.7. A scalar
+// std::exp per entry made this path's softmax and SwiGLU cost more than LibTorch's vector ones.
+typedef int vi4 __attribute__((vector_size(16)));
+inline vi4 bits4(vf4 v) {
+  vi4 b;
+  __builtin_memcpy(&b, &v, sizeof b);
+  return b;
+}
+inline vf4 floats4(vi4 b) {
+  vf4 v;
+  __builtin_memcpy(&v, &b, sizeof v);
+  return v;
+}
+inline vf4 exp4(vf4 x) {
+  const vi4 under = x < splat4(-87.33654f);                                  // -1 where true
+  x = x < splat4(-87.33654f) ? splat4(-87.33654f) : x;
+  x = x > splat4(88.72283f) ? splat4(88.72283f) : x;
+  const vf4 fx = x * splat4(1.44269504088896341f) + splat4(0.5f);
+  vi4 n = __builtin_convertvector(fx, vi4);                                  // toward zero
+  n += (__builtin_convertvector(n, vf4) > fx);                               // floor: -1 where above
+  const vf4 nf = __builtin_convertvector(n, vf4);
+  vf4 r = x - nf * splat4(0.693359375f);
+  r = r - nf * splat4(-2.12194440e-4f);
+  vf4 p = splat4(1.9875691500e-4f);
+  p = p * r + splat4(1.3981999507e-3f);
+  p = p * r + splat4(8.3334519073e-3f);
+  p = p * r + splat4(4.1665795894e-2f);
+  p = p * r + splat4(1.6666665459e-1f);
+  p = p * r + splat4(5.0000001201e-1f);
+  p = p * (r * r) + r + splat4(1.0f);
+  const vi4 big = n > 127;                                                   // only 88.7: 2^128
+  n += big;
+  p = p * floats4((n + 127) << 23);
+  p = p - p * __builtin_convertvector(big, vf4);                             // big: times 2
+  return floats4(bits4(p) & ~under);
+}
+
 void softmax_rows(float* x, std::int64_t rows, std::int64_t n) {
+  const std::int64_t body = n & ~std::int64_t{3};
   for (std::int64_t r = 0; r < rows; ++r, x += n) {
     const float top = *std::max_element(x, x + n);
-    float sum = 0;
-    for (std::int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - top));
+    vf4 sum4v = splat4(0.0f);
+    for (std::int64_t i = 0; i < body; i += 4) {
+      const vf4 e = exp4(load4(x + i) - splat4(top));
+      store4(x + i, e);
+      sum4v += e;
+    }
+    float sum = sum4(sum4v);
+    for (std::int64_t i = body; i < n; ++i) {
+      vf4 e = exp4(splat4(x[i] - top));
+      sum += (x[i] = e[0]);
+    }
     const float inv = 1.0f / sum;
     for (std::int64_t i = 0; i < n; ++i) x[i] *= inv;
   }
 }
 
 void silu_mul(const float* gu, std::int64_t rows, std::int64_t f, float* out) {
-  for (std::int64_t r = 0; r < rows; ++r, gu += 2 * f, out += f)
-    for (std::int64_t i = 0; i < f; ++i) out[i] = gu[i] / (1.0f + std::exp(-gu[i])) * gu[f + i];
+  const std::int64_t body = f & ~std::int64_t{3};
+  for (std::int64_t r = 0; r < rows; ++r, gu += 2 * f, out += f) {
+    for (std::int64_t i = 0; i < body; i += 4) {
+      const vf4 g = load4(gu + i);
+      store4(out + i, g / (splat4(1.0f) + exp4(-g)) * load4(gu + f + i));
+    }
+    for (std::int64_t i = body; i < f; ++i) out[i] = gu[i] / (1.0f + exp4(splat4(-gu[i]))[0]) * gu[f + i];
+  }
 }
 
 } // namespace
