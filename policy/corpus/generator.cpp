@@ -206,7 +206,10 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
         const bool guard = kind == bug_kind::off_by_one || kind == bug_kind::missing_bounds;
         if (!acts_on_source(kind) && !guard)
           continue;
-        for (int n = 0; n < std::max(0, opt.generated_bugs_per_kind); ++n) {
+        const bool gets_bugs = opt.generated_bug_tasks.empty()
+                               || std::find(opt.generated_bug_tasks.begin(), opt.generated_bug_tasks.end(),
+                                            t.name) != opt.generated_bug_tasks.end();
+        for (int n = 0; gets_bugs && n < std::max(0, opt.generated_bugs_per_kind); ++n) {
           auto pick = r.next();
           auto src = guard ? generic_bug(sol.source, kind, outputs) : inject_typo(sol.source, kind, pick);
           if (!src || *src == sol.source)

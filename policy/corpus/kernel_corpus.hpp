@@ -76,6 +76,9 @@ struct generate_options {
   // The same for generated tasks (env/taskgen), apart: thousands of them can be labelled for
   // turn-1 targets while only the bundled tasks' bugs, or a few, become repair dialogues.
   int generated_bugs_per_kind = 1;
+  // The generated tasks that get those bugs, by name; empty = every one. The others are turn-1
+  // targets only, and the seeded choices of the listed ones do not change.
+  std::vector<std::string> generated_bug_tasks;
   // Correct variants per task: the first N strategies of each task (its simplest first), and only
   // buggy variants derived from them; 0 = every strategy the family has.
   int solutions_per_task = 0;

@@ -122,6 +122,7 @@ struct sft_section {
   std::uint64_t corpus_seed = 1;
   int bugs_per_kind = 1;
   int generated_bugs_per_kind = 1;
+  int generated_bug_tasks = 0;     // bugs only for the first N generated tasks (and paraphrases); 0 = all
   generated_labels generated_reference_labels = generated_labels::environment;
   int solutions_per_task = 0;
   std::vector<std::string> bug_kinds = {"off_by_one",      "missing_bounds", "wrong_index",

@@ -178,6 +178,12 @@ void register_sft(registry& r) {
         "0 labels thousands of generated tasks for turn-1 targets only (one run each), while the "
         "bundled tasks' bugs still become repair dialogues.")
       .at_least(0);
+  s.key("generated_bug_tasks", &sft_section::generated_bug_tasks,
+        "Only the first N of sft.generated_tasks (and the paraphrases of those N) get "
+        "sft.generated_bugs_per_kind bug variants; the rest are turn-1 targets only. 0 = every "
+        "generated task. Repair dialogues from a few thousand tasks (each bug is labelled by a "
+        "real compile or run) beside the turn-1 targets of many more.")
+      .at_least(0);
   s.key_enum("generated_labels", &sft_section::generated_reference_labels,
              {{"environment", generated_labels::environment},
               {"construction", generated_labels::construction}},

@@ -95,6 +95,7 @@ result<corpus_summary> build_corpus(services& svc, evaluator& ev, const corpus_o
   go.seed = opt.seed;
   go.bugs_per_kind = opt.bugs_per_kind;
   go.generated_bugs_per_kind = opt.generated_bugs_per_kind;
+  go.generated_bug_tasks = opt.generated_bug_tasks;
   go.solutions_per_task = opt.solutions_per_task;
   for (auto& name : opt.bug_kinds) {
     corpus::bug_kind k;

@@ -26,6 +26,8 @@ struct corpus_options {
   std::string tasks_key = "--task"; // where `tasks` came from, for error messages
   int bugs_per_kind = 1;            // buggy variants per (task, bug kind)
   int generated_bugs_per_kind = 1;  // the same for generated tasks
+  // Generated tasks that get those bugs (sft.generated_bug_tasks); empty = every generated task.
+  std::vector<std::string> generated_bug_tasks;
   // sft.generated_labels: construction = a generated task's reference target is correct without a
   // run (it is the reference itself, less comments and unused helpers); bugs still run.
   bool generated_references_by_construction = false;

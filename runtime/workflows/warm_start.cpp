@@ -196,6 +196,9 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
              + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)
              + (cfg.sft.generated_bugs_per_kind != defaults.generated_bugs_per_kind
                   ? "|generated_bugs_per_kind=" + std::to_string(cfg.sft.generated_bugs_per_kind)
+                  : std::string())
+             + (cfg.sft.generated_bug_tasks != defaults.generated_bug_tasks
+                  ? "|generated_bug_tasks=" + std::to_string(cfg.sft.generated_bug_tasks)
                   : std::string());
   if (cfg.sft.generated_reference_labels != defaults.generated_reference_labels)
     shape += "|generated_labels=construction";
@@ -219,6 +222,15 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
       for (const auto& [name, t] : *svc.tasks)
         if (t.split == env::task_split::train && !taskgen::is_generated_name(name))
           co.tasks.push_back(name);
+    // sft.generated_bug_tasks: the first N generated tasks (gen lists them before the
+    // paraphrases) and their paraphrases get bugs.
+    const auto n_bug = std::min<std::size_t>(static_cast<std::size_t>(cfg.sft.generated_bug_tasks),
+                                             static_cast<std::size_t>(cfg.sft.generated_tasks));
+    for (std::size_t i = 0; i < n_bug && i < gen->size(); ++i) {
+      co.generated_bug_tasks.push_back((*gen)[i].name);
+      if (auto p = taskgen::paraphrase_of((*gen)[i].name))
+        co.generated_bug_tasks.push_back(*p);
+    }
     auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
     for (auto& t : *gen) {
       if (std::find(co.tasks.begin(), co.tasks.end(), t.name) == co.tasks.end())

@@ -544,6 +544,28 @@ TEST(CorpusGenerated, GeneratedBugsAreCountedApartFromTheBundledOnes) {
   for (auto& t : *gen)
     EXPECT_EQ(bugs1[t.name], 2) << t.name;
   EXPECT_EQ(bugs1["relu"], bugs["relu"]);
+  // generated_bug_tasks: only the listed generated task gets its bugs, the very same ones; the
+  // others keep their turn-1 target alone, and the bundled task is untouched.
+  opt.generated_bug_tasks = {(*gen)[1].spec.name};
+  auto only = generate(tasks, opt);
+  ASSERT_TRUE(only.ok()) << only.message();
+  std::map<std::string, std::vector<std::string>> listed;
+  std::map<std::string, int> solutions2;
+  for (auto& x : *only)
+    if (x.kind == variant_kind::buggy)
+      listed[x.task].push_back(x.name + "\n" + x.source);
+    else
+      solutions2[x.task]++;
+  std::vector<std::string> before;
+  for (auto& x : *w)
+    if (x.kind == variant_kind::buggy && x.task == (*gen)[1].spec.name)
+      before.push_back(x.name + "\n" + x.source);
+  EXPECT_EQ(listed[(*gen)[1].spec.name], before);
+  EXPECT_TRUE(listed[(*gen)[0].spec.name].empty());
+  EXPECT_TRUE(listed[(*gen)[2].spec.name].empty());
+  EXPECT_EQ(static_cast<int>(listed["relu"].size()), bugs["relu"]);
+  for (auto& t : *gen)
+    EXPECT_EQ(solutions2[t.name], 1) << t.name;
 }
 
 // A broadcast-family reference that reduces x into a scratch buffer first has two guarded
