@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace leap::policy {
 namespace {
@@ -222,7 +223,15 @@ inline vf4 exp4(vf4 x) {
 void softmax_rows(float* x, std::int64_t rows, std::int64_t n) {
   const std::int64_t body = n & ~std::int64_t{3};
   for (std::int64_t r = 0; r < rows; ++r, x += n) {
-    const float top = *std::max_element(x, x + n);
+    // The maximum in vector lanes: a scalar max chain waits on each compare (a third of the
+    // softmax's time when written with std::max_element).
+    vf4 top4 = splat4(std::numeric_limits<float>::lowest());
+    for (std::int64_t i = 0; i < body; i += 4) {
+      const vf4 v = load4(x + i);
+      top4 = v > top4 ? v : top4;
+    }
+    float top = std::max(std::max(top4[0], top4[1]), std::max(top4[2], top4[3]));
+    for (std::int64_t i = body; i < n; ++i) top = std::max(top, x[i]);
     vf4 sum4v = splat4(0.0f);
     for (std::int64_t i = 0; i < body; i += 4) {
       const vf4 e = exp4(load4(x + i) - splat4(top));
@@ -235,7 +244,8 @@ void softmax_rows(float* x, std::int64_t rows, std::int64_t n) {
       sum += (x[i] = e[0]);
     }
     const float inv = 1.0f / sum;
-    for (std::int64_t i = 0; i < n; ++i) x[i] *= inv;
+    for (std::int64_t i = 0; i < body; i += 4) store4(x + i, load4(x + i) * splat4(inv));
+    for (std::int64_t i = body; i < n; ++i) x[i] *= inv;
   }
 }
 

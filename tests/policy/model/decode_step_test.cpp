@@ -259,7 +259,9 @@ TEST(DecodeStep, SoftmaxAndSwigluEqualTorch) {
       auto want = torch::softmax(x, -1);
       auto got = decode_softmax(x, path);
       EXPECT_LT(max_diff(got, want), 1e-6) << to_string(path) << " n " << n;
-      if (n > 2) EXPECT_EQ(got[2].narrow(0, 0, n / 2).abs().max().item<float>(), 0.0f) << to_string(path) << " n " << n;
+      if (n > 2) {
+        EXPECT_EQ(got[2].narrow(0, 0, n / 2).abs().max().item<float>(), 0.0f) << to_string(path) << " n " << n;
+      }
       auto gu = torch::cat({torch::linspace(-120, 120, 6 * n).view({6, n}), torch::randn({6, n}) * 4}, 1);  // [6, 2n]
       auto act = torch::silu(gu.narrow(1, 0, n)) * gu.narrow(1, n, n);                     // [6, n]
       auto got_act = decode_swiglu(gu, path);
