@@ -3,8 +3,8 @@
 // (decode_kernels_portable.cpp), AVX2 + FMA (decode_kernels_avx2.cpp), AVX-512
 // (decode_kernels_avx512.cpp). Internal to policy/: only those files include it. No LibTorch.
 //
-// Every table computes the same values up to float32 rounding of reordered sums (the multinomial
-// loops: exactly the same). A vector table may only be called on a CPU that has its instruction
+// Every table computes the same values up to float32 rounding of reordered sums and of their exp
+// (one polynomial, within 2 ulp of expf; the multinomial loops: exactly the same). A vector table may only be called on a CPU that has its instruction
 // set (cpu_supports); kernels_for picks the table of a path and says nothing about that.
 // Threads: pure functions over the caller's buffers; any thread.
 #pragma once
