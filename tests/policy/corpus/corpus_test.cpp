@@ -269,6 +269,13 @@ TEST(CorpusGenerator, MutatorsChangeWhatTheyClaim) {
   EXPECT_GT(checked, 150);
 }
 
+// inject_typo(src, kind, pick) succeeds and its source holds `expected`.
+void expect_typo(const std::string& src, bug_kind kind, std::uint64_t pick, const std::string& expected) {
+  auto v = inject_typo(src, kind, pick);
+  ASSERT_TRUE(v.ok()) << to_string(kind) << " pick " << pick << ": " << v.message();
+  EXPECT_NE(v->find(expected), std::string::npos) << to_string(kind) << " pick " << pick << ":\n" << *v;
+}
+
 // swapped_name picks among the uses of declared names from the first kernel on (members such as
 // blockIdx.x are not uses), by `pick`. Here the names are {i, n, x, y} (sorted) and the 12 uses,
 // in order, are x y n | i | i n y i x i x i. pick 3 is i's declaration, replaced by the name
@@ -280,16 +287,9 @@ TEST(CorpusMarkup, SwappedNameReplacesOneUseByAnotherDeclaredName) {
                           "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                           "  if (i < n) y[i] = x[i] + x[i];\n"
                           "}\n";
-  auto three = inject_typo(src, bug_kind::swapped_name, 3);
-  ASSERT_TRUE(three.ok()) << three.message();
-  EXPECT_NE(three->find("  const int n = blockIdx.x * blockDim.x + threadIdx.x;"), std::string::npos)
-    << *three;
-  auto fifteen = inject_typo(src, bug_kind::swapped_name, 15);
-  ASSERT_TRUE(fifteen.ok()) << fifteen.message();
-  EXPECT_NE(fifteen->find("  const int x = blockIdx.x"), std::string::npos) << *fifteen;
-  auto ten = inject_typo(src, bug_kind::swapped_name, 10);
-  ASSERT_TRUE(ten.ok()) << ten.message();
-  EXPECT_NE(ten->find("y[i] = x[i] + y[i];"), std::string::npos) << *ten;
+  expect_typo(src, bug_kind::swapped_name, 3, "  const int n = blockIdx.x * blockDim.x + threadIdx.x;");
+  expect_typo(src, bug_kind::swapped_name, 15, "  const int x = blockIdx.x");
+  expect_typo(src, bug_kind::swapped_name, 10, "y[i] = x[i] + y[i];");
   // k_block is declared before the first kernel and is not a candidate: line 1 never changes.
   for (std::uint64_t pick = 0; pick < 40; ++pick) {
     auto v = inject_typo(src, bug_kind::swapped_name, pick);
@@ -309,15 +309,9 @@ TEST(CorpusMarkup, TypoBracketDropsOrDoublesOneClosingBracket) {
                           "  if (i >= n) return;\n"
                           "  y[i] = expf(x[i]) * 2.0f;\n"
                           "}\n";
-  auto drop = inject_typo(src, bug_kind::typo_bracket, 4);
-  ASSERT_TRUE(drop.ok()) << drop.message();
-  EXPECT_NE(drop->find("  y[i] = expf(x[i] * 2.0f;\n"), std::string::npos) << *drop;
-  auto twice = inject_typo(src, bug_kind::typo_bracket, 5);
-  ASSERT_TRUE(twice.ok()) << twice.message();
-  EXPECT_NE(twice->find("  y[i] = expf(x[i])) * 2.0f;\n"), std::string::npos) << *twice;
-  auto square = inject_typo(src, bug_kind::typo_bracket, 0);  // a `]` is never dropped
-  ASSERT_TRUE(square.ok()) << square.message();
-  EXPECT_NE(square->find("  y[i]] = expf(x[i]) * 2.0f;\n"), std::string::npos) << *square;
+  expect_typo(src, bug_kind::typo_bracket, 4, "  y[i] = expf(x[i] * 2.0f;\n");    // dropped
+  expect_typo(src, bug_kind::typo_bracket, 5, "  y[i] = expf(x[i])) * 2.0f;\n");  // doubled
+  expect_typo(src, bug_kind::typo_bracket, 0, "  y[i]] = expf(x[i]) * 2.0f;\n");  // a `]` is never dropped
   for (std::uint64_t pick = 0; pick < 12; ++pick) {
     auto v = inject_typo(src, bug_kind::typo_bracket, pick);
     ASSERT_TRUE(v.ok());
