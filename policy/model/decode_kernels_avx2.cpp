@@ -199,6 +199,10 @@ template <bool NonPositive = false>
 LEAP_AVX2 inline __m256 exp8(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.72283f);
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  // A NaN stays NaN (min/max below would turn it into a bound), so that a NaN score poisons its
+  // softmax row as in torch::softmax instead of vanishing.
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  const __m256 x_in = x;
   x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -216,14 +220,14 @@ LEAP_AVX2 inline __m256 exp8(__m256 x) {
   const __m256i e = _mm256_cvtps_epi32(n);
   if constexpr (NonPositive) {
     p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23)));
-    return _mm256_andnot_ps(under, p);
+    return _mm256_blendv_ps(_mm256_andnot_ps(under, p), x_in, nan);
   }
   const __m256i big = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(127));
   const __m256i e1 = _mm256_sub_epi32(e, _mm256_and_si256(big, _mm256_set1_epi32(1)));
   const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, _mm256_set1_epi32(127)), 23));
   p = _mm256_mul_ps(p, scale);
   p = _mm256_blendv_ps(p, _mm256_add_ps(p, p), _mm256_castsi256_ps(big));
-  return _mm256_andnot_ps(under, p);
+  return _mm256_blendv_ps(_mm256_andnot_ps(under, p), x_in, nan);
 }
 
 // The last n % 8 lanes of a row: loaded with the masked-off lanes set to `fill`, stored masked.
