@@ -14,6 +14,12 @@ namespace {
 
 #define LEAP_AVX2 __attribute__((target("avx2,fma")))
 
+// Lanes i < left of 8 (all for left >= 8, none for left <= 0): the mask of a row's or panel's
+// last, partial vector, for masked loads and stores.
+LEAP_AVX2 inline __m256i tail_mask(std::int64_t left) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 // ---- small-M GEMM over packed panels --------------------------------------------------------
 // One panel (four vectors of 8): y[0..MR, 0..cols) (+)= x[0..MR, 0..K) . panel[K, 32]. With 16
 // vector registers MR = 3 rows (12 sums) share each load; the 8 rows of a block take three
@@ -51,10 +57,9 @@ LEAP_AVX2 void panel_avx2(const float* x, std::int64_t ldx, std::int64_t k, cons
         _mm256_storeu_ps(yv, accumulate ? _mm256_add_ps(_mm256_loadu_ps(yv), c[r][v]) : c[r][v]);
       }
   } else {  // the last panel of a matrix whose N is not a multiple of 32: masked lanes
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 #pragma GCC unroll 4
     for (int v = 0; v < 4; ++v) {
-      const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols) - 8 * v), lane);
+      const __m256i m = tail_mask(cols - 8 * v);
 #pragma GCC unroll 4
       for (int r = 0; r < MR; ++r) {
         float* yv = y + r * ldy + 8 * v;
@@ -194,8 +199,6 @@ bool values(const float* const* p, float* const* out, int nq, const float* vals,
 // so that n ln2 is exact), exp(r) by its degree-6 Taylor-like polynomial (Cephes' expf
 // coefficients), times 2^n built in the exponent bits. Below -87.3 (where expf leaves the normal
 // range) it gives 0, as the masked scores (lowest()) need; above 88.7 it saturates at 88.7's.
-// NonPositive: the caller's x are <= 0 (softmax's x - max), so 2^n needs no overflow care.
-template <bool NonPositive = false>
 LEAP_AVX2 inline __m256 exp8(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.72283f);
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
@@ -218,21 +221,12 @@ LEAP_AVX2 inline __m256 exp8(__m256 x) {
   // 2^n: n + 127 in the exponent field. n is in [-126, 128]; 2^128 overflows, so split it as
   // 2^(n - 1) * 2 there (only 88.7 rounds to n = 128).
   const __m256i e = _mm256_cvtps_epi32(n);
-  if constexpr (NonPositive) {
-    p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23)));
-    return _mm256_blendv_ps(_mm256_andnot_ps(under, p), x_in, nan);
-  }
   const __m256i big = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(127));
   const __m256i e1 = _mm256_sub_epi32(e, _mm256_and_si256(big, _mm256_set1_epi32(1)));
   const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, _mm256_set1_epi32(127)), 23));
   p = _mm256_mul_ps(p, scale);
   p = _mm256_blendv_ps(p, _mm256_add_ps(p, p), _mm256_castsi256_ps(big));
   return _mm256_blendv_ps(_mm256_andnot_ps(under, p), x_in, nan);
-}
-
-// The last n % 8 lanes of a row: loaded with the masked-off lanes set to `fill`, stored masked.
-LEAP_AVX2 inline __m256i tail_mask(std::int64_t left) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 LEAP_AVX2 void softmax_rows_impl(float* x, std::int64_t rows, std::int64_t n) {
@@ -248,7 +242,7 @@ LEAP_AVX2 void softmax_rows_impl(float* x, std::int64_t rows, std::int64_t n) {
     m = _mm256_max_ps(m, _mm256_permute_ps(m, 0xB1));  // every lane: the row's maximum
     __m256 sum = _mm256_setzero_ps();
     for (std::int64_t i = 0; i < body; i += 8) {
-      const __m256 e = exp8<true>(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+      const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
       _mm256_storeu_ps(x + i, e);
       sum = _mm256_add_ps(sum, e);
     }
