@@ -176,6 +176,7 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
                                       const generate_options& opt) {
   using namespace detail;
   std::vector<variant> all;
+  const std::set<std::string> bug_tasks(opt.generated_bug_tasks.begin(), opt.generated_bug_tasks.end());
   for (const auto& t : tasks) {
     if (!opt.only_tasks.empty()
         && std::find(opt.only_tasks.begin(), opt.only_tasks.end(), t.name) == opt.only_tasks.end())
@@ -200,15 +201,13 @@ result<std::vector<variant>> generate(const std::vector<env::task_spec>& tasks,
         if (t.args[ai].p.is_pointer && t.is_output(ai))
           outputs.push_back(t.args[ai].p.name);
       std::vector<variant> bugs;
+      const bool gets_bugs = bug_tasks.empty() || bug_tasks.count(t.name) > 0;
       for (auto kind : all_bug_kinds()) {
         if (!opt.kinds.empty() && std::find(opt.kinds.begin(), opt.kinds.end(), kind) == opt.kinds.end())
           continue;
         const bool guard = kind == bug_kind::off_by_one || kind == bug_kind::missing_bounds;
         if (!acts_on_source(kind) && !guard)
           continue;
-        const bool gets_bugs = opt.generated_bug_tasks.empty()
-                               || std::find(opt.generated_bug_tasks.begin(), opt.generated_bug_tasks.end(),
-                                            t.name) != opt.generated_bug_tasks.end();
         for (int n = 0; gets_bugs && n < std::max(0, opt.generated_bugs_per_kind); ++n) {
           auto pick = r.next();
           auto src = guard ? generic_bug(sol.source, kind, outputs) : inject_typo(sol.source, kind, pick);
