@@ -115,6 +115,11 @@ std::string reduce_prose(const std::string& red, const std::string& m, const std
 std::string reduce_cuda(const std::string& red, const std::string& m, const std::string& count);
 double reduce_tol_atol(const std::string& red);
 std::string launch_1d(const std::string& kernel, const std::string& count, const std::string& args);
+// A description laid out as the suite's hand-written tasks are (written forms): its lines (the
+// opener, the formula, definitions, the buffers' sentence) run on as one paragraph, either after
+// the opener's line (half of the draws) or from the opener on; render_toml wraps it at 100 columns.
+// A one-line description is returned as it is.
+std::string written_layout(const std::string& description, rng& r);
 std::string render_toml(const std::string& name, gen_kind kind, const parts& p, const std::string& sig);
 std::string signature_of(const parts& p);
 std::string render_reference(const std::string& name, const gen_op& op, const parts& p);

@@ -39,6 +39,12 @@ std::string paraphrase_name(family f, int index) {
   return std::string("gen_") + tag(f) + "_p" + b;
 }
 
+std::string written_name(family f, int index) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%05d", index);
+  return std::string("gen_") + tag(f) + "_w" + b;
+}
+
 namespace detail {
 
 // The paths (child indices from the root) of every call node of `e`, parents first.
@@ -216,14 +222,29 @@ std::uint64_t paraphrase_seed(std::uint64_t seed, family f, const gen_op& op, st
   return draw_seed(seed ^ 0x7061726170687261ull, f, fnv1a("paraphrase|" + canonical_form(op)) + attempt);
 }
 
+// The seed of a written form's rendering (gen_<family>_w<n>): a third stream, so that its names,
+// wording and layout are a draw of their own, not the paraphrase's.
+std::uint64_t written_seed(std::uint64_t seed, family f, const gen_op& op, std::uint64_t attempt) {
+  return draw_seed(seed ^ 0x7772697474656e21ull, f, fnv1a("written|" + canonical_form(op)) + attempt);
+}
+
+enum class wording { plain, paraphrase, written };
+
 result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, const gen_op& op,
-                           bool paraphrase) {
+                           wording w) {
+  const bool paraphrase = w != wording::plain;
+  auto stream = [&](std::uint64_t attempt) {
+    return w == wording::written ? written_seed(seed, f, op, attempt) : paraphrase_seed(seed, f, op, attempt);
+  };
   gen_task t;
-  t.name = paraphrase ? paraphrase_name(f, index) : task_name(f, k, index);
+  t.name = w == wording::written ? written_name(f, index) : paraphrase ? paraphrase_name(f, index) : task_name(f, k, index);
   t.kind = k;
   t.paraphrase = paraphrase;
+  t.written = w == wording::written;
   t.op = op;
   parts p;
+  // The layout's draws (written forms): a stream of their own, after the rendering's.
+  rng layout(stream(0) ^ 0x6c61796f7574ull);
   if (!paraphrase) {
     rng r(render_seed(seed, f, op));
     p = render_parts(op, r);
@@ -232,7 +253,7 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
   } else if (op.fam == family::ew) {
     // The plain task's ranges and sizes (its stream), so the refusal passes as it did for the
     // plain task; the names and the wording from the paraphrase's own stream.
-    rng words(paraphrase_seed(seed, f, op, 0));
+    rng words(stream(0));
     t.op.names = paraphrase_names(op, words);
     rng r(render_seed(seed, f, op));
     p = render_parts(t.op, r, style::paraphrase, &words);
@@ -243,7 +264,7 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
     // fail the refusal); after a few refused draws, the plain task's draw, which passed.
     result<void> ok = make_error("no rendering tried");
     for (std::uint64_t attempt = 0; attempt < 4 && !ok; ++attempt) {
-      rng r(paraphrase_seed(seed, f, op, attempt));
+      rng r(stream(attempt));
       p = render_parts(t.op, r, style::paraphrase);
       ok = check_parts(t.op, p);
     }
@@ -254,6 +275,8 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
         return make_error("generated task " + t.name + ": tolerance refused: " + again.message());
     }
   }
+  if (w == wording::written)
+    p.description = written_layout(p.description, layout);
   t.toml = render_toml(t.name, k, p, signature_of(p));
   t.reference = render_reference(t.name, t.op, p);
   auto spec = env::parse_task("<generated seed " + std::to_string(seed) + ">/" + t.name + "/task.toml", t.toml, t.reference);
@@ -403,7 +426,7 @@ result<std::vector<gen_task>> generate_suite(const gen_options& opt) {
     for (std::size_t f = 0; f < fams.size(); ++f) {
       auto& ops = lists[f].kinds[k];
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        auto t = make_task(opt.seed, fams[f], static_cast<gen_kind>(k), static_cast<int>(i), ops[i], false);
+        auto t = make_task(opt.seed, fams[f], static_cast<gen_kind>(k), static_cast<int>(i), ops[i], wording::plain);
         if (!t)
           return t.err();
         out.push_back(std::move(*t));
@@ -432,11 +455,12 @@ struct generated_name {
   gen_kind kind;
   int index;
   bool paraphrase; // gen_<family>_p<n>: train operator n, worded otherwise
+  bool written;    // gen_<family>_w<n>: train operator n, worded otherwise and laid out as prose
 };
 
 result<generated_name> parse_generated_name(std::string_view name) {
   auto bad = [&] {
-    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c|p><number>, "
+    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c|p|w><number>, "
                       "e.g. gen_ew_t00042)");
   };
   if (!is_generated_name(name))
@@ -449,13 +473,13 @@ result<generated_name> parse_generated_name(std::string_view name) {
   if (!f)
     return f.err();
   char kc = rest[us + 1];
-  if (kc != 't' && kc != 'i' && kc != 'c' && kc != 'p')
+  if (kc != 't' && kc != 'i' && kc != 'c' && kc != 'p' && kc != 'w')
     return bad();
-  gen_kind k = kc == 't' || kc == 'p' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
+  gen_kind k = kc == 't' || kc == 'p' || kc == 'w' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
   std::string digits(rest.substr(us + 2));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
     return bad();
-  return generated_name{*f, k, std::stoi(digits), kc == 'p'};
+  return generated_name{*f, k, std::stoi(digits), kc == 'p', kc == 'w'};
 }
 
 } // namespace
@@ -464,9 +488,17 @@ result<std::string> paraphrase_of(std::string_view train_name) {
   auto g = parse_generated_name(train_name);
   if (!g)
     return g.err();
-  if (g->kind != gen_kind::train || g->paraphrase)
+  if (g->kind != gen_kind::train || g->paraphrase || g->written)
     return make_error("'" + std::string(train_name) + "' is not a generated train task (gen_<family>_t<number>)");
   return paraphrase_name(g->fam, g->index);
+}
+
+result<std::string> written_of(std::string_view train_name) {
+  auto p = paraphrase_of(train_name);
+  if (!p)
+    return p.err();
+  auto g = parse_generated_name(*p);
+  return written_name(g->fam, g->index);
 }
 
 result<family> family_of(std::string_view name) {
@@ -498,7 +530,8 @@ result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vect
     if (static_cast<int>(ops.size()) <= g.index)
       return make_error("generated family " + std::string(tag(g.fam)) + " has only " + std::to_string(ops.size())
                         + " " + to_string(g.kind) + " operator(s); '" + names[i] + "' does not exist");
-    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)], g.paraphrase);
+    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)],
+                       g.written ? wording::written : g.paraphrase ? wording::paraphrase : wording::plain);
     if (!t)
       return t.err();
     out.push_back(std::move(*t));

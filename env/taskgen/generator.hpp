@@ -14,6 +14,11 @@
 //      hand-written tasks, so that a model trained on them learns to read the prose and copy the
 //      signature rather than one generator's wording (elementwise only; the other families'
 //      paraphrases are a second draw of their own wording, sizes and ranges).
+//   w  written: train split, train operator n worded as a paraphrase (a draw of its own) and laid
+//      out as the suite's hand-written tasks are: one paragraph of prose with the formula inline
+//      (after the opener's line, or within the opener's sentence), not a formula on a line of its
+//      own between fixed sentences, so that a model reads the formula wherever the line breaks
+//      fall.
 // The number is the position in that family's list for that kind, so a name denotes the same
 // task for a given seed however many tasks are requested (lists are prefixes of one order).
 #pragma once
@@ -43,7 +48,8 @@ struct gen_options {
 struct gen_task {
   std::string name;
   gen_kind kind = gen_kind::train;
-  bool paraphrase = false; // gen_<family>_p<n>
+  bool paraphrase = false; // gen_<family>_p<n> or gen_<family>_w<n>
+  bool written = false;    // gen_<family>_w<n> (a paraphrase laid out as one paragraph)
   gen_op op;
   std::string toml;      // the task.toml text
   std::string reference; // the reference .cu; its first line holds serialize(op)
@@ -67,6 +73,10 @@ std::string paraphrase_name(family f, int index);
 // The paraphrase of a generated train task's name (gen_ew_t00042 -> gen_ew_p00042); an error
 // when `train_name` is not one.
 result<std::string> paraphrase_of(std::string_view train_name);
+// The name of the written form of a family's `index`-th train task (gen_ew_w00042), and of a
+// generated train task's name (gen_ew_t00042 -> gen_ew_w00042; an error when it is not one).
+std::string written_name(family f, int index);
+result<std::string> written_of(std::string_view train_name);
 // generate_task() for a list of names, each family's operators drawn once (a list of the first
 // 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);

@@ -282,6 +282,21 @@ std::string wrap(const std::string& text) {
   return out;
 }
 
+std::string written_layout(const std::string& description, rng& r) {
+  std::vector<std::string> lines;
+  std::istringstream in(description);
+  for (std::string l; std::getline(in, l);)
+    if (l.find_first_not_of(' ') != std::string::npos)
+      lines.push_back(l);
+  if (lines.size() < 2)
+    return description;
+  const bool opener_alone = r.coin(50);
+  std::string out = lines[0];
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    out += (i == 1 && opener_alone ? "\n" : " ") + lines[i];
+  return out;
+}
+
 std::string toml_escape(const std::string& s) {
   std::string o;
   for (char ch : s) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -79,13 +80,14 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                              + origin("sft.generated_tasks")
                              + "): the corpus would be empty; name tasks in sft.tasks, set "
                                "sft.generated_tasks, or leave sft.bundled_tasks true"));
-  // Paraphrases are of the stage's generated tasks.
-  if (cfg.sft.generated_paraphrases > cfg.sft.generated_tasks)
-    errs.push_back(located("sft.generated_paraphrases",
-                           "is " + std::to_string(cfg.sft.generated_paraphrases) + ", more than sft.generated_tasks = "
-                             + std::to_string(cfg.sft.generated_tasks) + " (from " + origin("sft.generated_tasks")
-                             + "): paraphrases are of the first N of those tasks; lower it or raise "
-                               "sft.generated_tasks"));
+  // Paraphrases and written forms are of the stage's generated tasks.
+  for (auto [key, n, what] : {std::tuple{"sft.generated_paraphrases", cfg.sft.generated_paraphrases, "paraphrases"},
+                              std::tuple{"sft.generated_written", cfg.sft.generated_written, "written forms"}})
+    if (n > cfg.sft.generated_tasks)
+      errs.push_back(located(key, "is " + std::to_string(n) + ", more than sft.generated_tasks = "
+                                    + std::to_string(cfg.sft.generated_tasks) + " (from " + origin("sft.generated_tasks")
+                                    + "): " + what + " are of the first N of those tasks; lower it or raise "
+                                                     "sft.generated_tasks"));
   // sft.generated_family_weights: "family=weight", a known family once, a positive weight.
   {
     std::vector<std::string> listed;

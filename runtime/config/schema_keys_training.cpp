@@ -167,6 +167,15 @@ void register_sft(registry& r) {
         "their originals; 0 = none; at most sft.generated_tasks.")
       .at_least(0)
       .at_most(20000);
+  s.key("generated_written", &sft_section::generated_written,
+        "Written forms of the first N of sft.generated_tasks's tasks, added to the corpus beside "
+        "them: `gen_<family>_w<n>` is the same operator as `gen_<family>_t<n>`, worded as a "
+        "paraphrase (a draw of its own) and laid out as the suite's hand-written tasks are: one "
+        "paragraph of prose with the formula inline, not a formula on a line of its own between "
+        "fixed sentences, so that the model reads the task wherever the line breaks fall. "
+        "Labelled like their originals; 0 = none; at most sft.generated_tasks.")
+      .at_least(0)
+      .at_most(20000);
   s.key("generated_family_weights", &sft_section::generated_family_weights,
         "`family=weight` entries (e.g. [\"red=4\", \"scan=4\"]): each example (turn-1 or repair) "
         "of a generated task of that family is drawn weight times as often; families not listed "
@@ -179,7 +188,7 @@ void register_sft(registry& r) {
         "bundled tasks' bugs still become repair dialogues.")
       .at_least(0);
   s.key("generated_bug_tasks", &sft_section::generated_bug_tasks,
-        "Only the first N of sft.generated_tasks (and the paraphrases of those N) get "
+        "Only the first N of sft.generated_tasks (and the paraphrases and written forms of those N) get "
         "sft.generated_bugs_per_kind bug variants; the rest are turn-1 targets only. 0 = every "
         "generated task. Repair dialogues from a few thousand tasks (each bug is labelled by a "
         "real compile or run) beside the turn-1 targets of many more.")

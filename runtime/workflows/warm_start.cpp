@@ -20,6 +20,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <utility>
 
 namespace leap::runtime {
 
@@ -35,7 +36,8 @@ std::string clock_text(double s) {
 // The generated train tasks of sft.generated_tasks: the suite's first N (round-robin over every
 // family), or, with sft.generated_families or sft.generated_first, N dealt round-robin over the
 // listed families from index generated_first of each. Then the paraphrases (gen_<family>_p<n>)
-// of the first sft.generated_paraphrases of them.
+// of the first sft.generated_paraphrases of them, and the written forms (gen_<family>_w<n>) of
+// the first sft.generated_written.
 result<std::vector<env::task_spec>> generated_train_specs(const config::leap_config& cfg) {
   const auto& sft = cfg.sft;
   std::vector<env::task_spec> specs;
@@ -68,15 +70,19 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
     for (auto& t : *made)
       specs.push_back(std::move(t.spec));
   }
-  std::vector<std::string> paraphrases;
-  for (std::size_t i = 0; i < specs.size() && static_cast<int>(i) < sft.generated_paraphrases; ++i) {
-    auto p = taskgen::paraphrase_of(specs[i].name);
-    if (!p)
-      return p.err();
-    paraphrases.push_back(*p);
-  }
-  if (!paraphrases.empty()) {
-    auto made = taskgen::generate_tasks(cfg.environment.generated_seed, paraphrases);
+  // The paraphrases (gen_<family>_p<n>), then the written forms (gen_<family>_w<n>), of the
+  // first N train tasks each.
+  std::vector<std::string> others;
+  for (auto [n, name_of] : {std::pair{sft.generated_paraphrases, &taskgen::paraphrase_of},
+                            std::pair{sft.generated_written, &taskgen::written_of}})
+    for (std::size_t i = 0; i < specs.size() && static_cast<int>(i) < n; ++i) {
+      auto p = name_of(specs[i].name);
+      if (!p)
+        return p.err();
+      others.push_back(*p);
+    }
+  if (!others.empty()) {
+    auto made = taskgen::generate_tasks(cfg.environment.generated_seed, others);
     if (!made)
       return made.err();
     for (auto& t : *made)
@@ -191,6 +197,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   }
   if (cfg.sft.generated_paraphrases > 0)
     shape += "|generated_paraphrases=" + std::to_string(cfg.sft.generated_paraphrases);
+  if (cfg.sft.generated_written > 0)
+    shape += "|generated_written=" + std::to_string(cfg.sft.generated_written);
   if (cfg.sft.generated_tasks > 0)
     shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
              + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)
@@ -223,13 +231,15 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
         if (t.split == env::task_split::train && !taskgen::is_generated_name(name))
           co.tasks.push_back(name);
     // sft.generated_bug_tasks: the first N generated tasks (gen lists them before the
-    // paraphrases) and their paraphrases get bugs.
+    // paraphrases) and their paraphrases and written forms get bugs.
     const auto n_bug = std::min<std::size_t>(static_cast<std::size_t>(cfg.sft.generated_bug_tasks),
                                              static_cast<std::size_t>(cfg.sft.generated_tasks));
     for (std::size_t i = 0; i < n_bug && i < gen->size(); ++i) {
       co.generated_bug_tasks.push_back((*gen)[i].name);
       if (auto p = taskgen::paraphrase_of((*gen)[i].name))
         co.generated_bug_tasks.push_back(*p);
+      if (auto w = taskgen::written_of((*gen)[i].name))
+        co.generated_bug_tasks.push_back(*w);
     }
     auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
     for (auto& t : *gen) {

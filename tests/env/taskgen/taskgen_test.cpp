@@ -1,6 +1,7 @@
 // The generated task families (env/taskgen): the IR's canonical forms, determinism by seed,
 // 2,000 distinct training operators, the tolerance refusal, and splits that are disjoint by
 // canonical form (no eval-split operator, held-out compositions never trained).
+#include "common/strings.hpp"
 #include "env/taskgen/generator.hpp"
 
 #include <gtest/gtest.h>
@@ -549,6 +550,90 @@ TEST(TaskgenParaphrases, SameOperatorOtherNamesAndWording) {
   EXPECT_FALSE(paraphrase_of("gen_ew_i00001").ok());
   EXPECT_FALSE(paraphrase_of("gen_ew_p00001").ok());
   EXPECT_FALSE(paraphrase_of("vector_add").ok());
+}
+
+// A written form (gen_<family>_w<n>) is train operator n worded as a paraphrase of its own and
+// laid out as the hand-written tasks are: one paragraph, wrapped at 100 columns, the formula
+// inline, either after the opener's line or run on from it. The names it shows reach the
+// signature and the reference; the text is deterministic.
+TEST(TaskgenWritten, SameOperatorWordedOtherwiseAndLaidOutAsProse) {
+  std::vector<std::string> plain, para, written;
+  auto add = [&](family f, int count) {
+    for (int i = 0; i < count; ++i) {
+      plain.push_back(task_name(f, gen_kind::train, i));
+      para.push_back(paraphrase_name(f, i));
+      written.push_back(written_name(f, i));
+    }
+  };
+  add(family::ew, 60);
+  for (auto f : all_families())
+    if (f != family::ew)
+      add(f, 2);
+  auto t = generate_tasks(1, plain);
+  auto p = generate_tasks(1, para);
+  auto w = generate_tasks(1, written);
+  ASSERT_TRUE(t.ok()) << t.message();
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_TRUE(w.ok()) << w.message();
+  int opener_alone = 0, run_on = 0, formula_inline = 0, other_names = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const auto& a = (*t)[i];
+    const auto& pp = (*p)[i];
+    const auto& b = (*w)[i];
+    EXPECT_EQ(b.name, written[i]);
+    EXPECT_TRUE(b.written && b.paraphrase) << b.name;
+    EXPECT_FALSE(pp.written || a.written) << b.name;
+    EXPECT_EQ(canonical_form(b.op), canonical_form(a.op)) << b.name;
+    EXPECT_EQ(b.spec.split, env::task_split::train) << b.name;
+    EXPECT_NE(b.toml, a.toml) << b.name;
+    EXPECT_NE(b.toml, pp.toml) << b.name;
+    auto op = op_of_reference(b.reference);
+    ASSERT_TRUE(op.ok()) << op.message();
+    EXPECT_EQ(op->names, b.op.names) << b.name;
+    other_names += b.op.names != pp.op.names;
+    std::string args;
+    for (const auto& arg : b.spec.args)
+      args += arg.p.name + ",";
+    for (const auto& [own, shown] : b.op.names)
+      EXPECT_NE(args.find(shown + ","), std::string::npos) << b.name << ": " << args;
+    // The paragraph: the description's lines before the two closing ones that every task ends
+    // with. Each line is a wrapped one (the next line's first word would not have fitted on it)
+    // except, at most, the opener's last line when the formula starts a line of its own.
+    auto lines = split_lines(b.spec.description);
+    while (!lines.empty() && trim(lines.back()).empty())
+      lines.pop_back();
+    ASSERT_GT(lines.size(), 3u) << b.name;
+    lines.resize(lines.size() - 2);
+    int early = 0;
+    for (std::size_t k = 0; k + 1 < lines.size(); ++k) {
+      const auto next = lines[k + 1].substr(0, lines[k + 1].find(' '));
+      EXPECT_LE(lines[k].size(), 100u) << b.name;
+      early += lines[k].size() + 1 + next.size() <= 100;
+    }
+    EXPECT_LE(early, 1) << b.name << ":\n" << b.spec.description;
+    (early == 1 ? opener_alone : run_on) += 1;
+    if (b.op.fam == family::ew) {
+      const std::string out = b.op.names.count("out") ? b.op.names.at("out") : "out";
+      const auto at = b.spec.description.find(out + "[i] = ");
+      ASSERT_NE(at, std::string::npos) << b.name << "\n" << b.spec.description;
+      formula_inline += at > 0 && b.spec.description[at - 1] == ' ';
+    }
+  }
+  EXPECT_GT(opener_alone, 10);
+  EXPECT_GT(run_on, 10);
+  EXPECT_GT(formula_inline, 10);  // of 60: "for 0 <= i < n, out[i] = ..." on one line
+  EXPECT_GT(other_names, 30);     // a draw of its own, not the paraphrase's names
+  auto again = generate_task(1, written[3]);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->toml, (*w)[3].toml);
+  EXPECT_EQ(again->reference, (*w)[3].reference);
+  auto name = written_of("gen_red_t00042");
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(*name, "gen_red_w00042");
+  EXPECT_FALSE(written_of("gen_ew_w00001").ok());
+  EXPECT_FALSE(written_of("gen_ew_p00001").ok());
+  EXPECT_FALSE(written_of("gen_ew_c00001").ok());
+  EXPECT_FALSE(written_of("relu").ok());
 }
 
 TEST(TaskgenParaphrases, NamesSerialiseAndBadNamesAreRefused) {
