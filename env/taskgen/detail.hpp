@@ -130,8 +130,11 @@ extern const char* const ir_marker;
 // How a task is written: `plain` is the family's own wording (train and held-out tasks);
 // `paraphrase` (gen_<family>_p<n>) words the same operator otherwise: the buffer names of
 // op.names, the suite's hand-written phrasings (a piecewise formula as "s if p > q, else t", one
-// range sentence per input). Families without a paraphrase of their own render as plain.
-enum class style { plain, paraphrase };
+// range sentence per input). `written` (gen_<family>_w<n>) is a paraphrase whose buffers'
+// sentence may also state one input's range or none, as hand-written tasks often do, so that the
+// parameter list is read from the signature, not from the ranges. Families without a paraphrase
+// of their own render as plain.
+enum class style { plain, paraphrase, written };
 
 // The buffer names a paraphrase of `op` uses, drawn from r (empty where the family has none).
 std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r);

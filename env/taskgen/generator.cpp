@@ -256,7 +256,7 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
     rng words(stream(0));
     t.op.names = paraphrase_names(op, words);
     rng r(render_seed(seed, f, op));
-    p = render_parts(t.op, r, style::paraphrase, &words);
+    p = render_parts(t.op, r, w == wording::written ? style::written : style::paraphrase, &words);
     if (auto ok = check_parts(t.op, p); !ok)
       return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
   } else {

@@ -124,7 +124,7 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
       if (!defs.empty())
         d << defs << "\n";
     }
-    switch (wr.below(3)) {
+    switch (wr.below(st == style::written ? 5 : 3)) {
       case 0:
         d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
         break;
@@ -136,15 +136,24 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
         d << ". ";
         break;
       }
-      default:
+      case 2:
         d << all << " hold n float32 values each (" << range_text << "). ";
+        break;
+      case 3: {  // written forms only: one input's range
+        const auto& x = in_ranges[static_cast<std::size_t>(wr.below(static_cast<int>(in_ranges.size())))];
+        d << all << " hold n float32 values each; " << x.first << " lies in [" << num(x.second.lo) << ", "
+          << num(x.second.hi) << "]. ";
+        break;
+      }
+      default:  // written forms only: no range
+        d << all << " hold n float32 values each. ";
     }
   }
   std::vector<std::string> tails{
     "n can be any positive int and is not necessarily a multiple of the block size (one test uses n = " + std::to_string(n2) + "), so guard the tail.",
     "n is not necessarily a multiple of the block size or of 4 (one test size is " + std::to_string(n2) + "); guard the tail.",
     "One test uses n = " + std::to_string(n2) + ", which is not a multiple of any block size."};
-  if (st == style::paraphrase)
+  if (st != style::plain)
     tails.push_back("n can be any positive int and is not necessarily a multiple of the block size or of 4 (one test size is "
                     + std::to_string(n2) + "), so guard the tail.");
   d << wr.pick(tails);

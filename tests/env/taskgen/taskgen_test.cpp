@@ -575,7 +575,7 @@ TEST(TaskgenWritten, SameOperatorWordedOtherwiseAndLaidOutAsProse) {
   ASSERT_TRUE(t.ok()) << t.message();
   ASSERT_TRUE(p.ok()) << p.message();
   ASSERT_TRUE(w.ok()) << w.message();
-  int opener_alone = 0, run_on = 0, formula_inline = 0, other_names = 0;
+  int opener_alone = 0, run_on = 0, formula_inline = 0, other_names = 0, no_range = 0, one_range = 0;
   for (std::size_t i = 0; i < written.size(); ++i) {
     const auto& a = (*t)[i];
     const auto& pp = (*p)[i];
@@ -617,12 +617,24 @@ TEST(TaskgenWritten, SameOperatorWordedOtherwiseAndLaidOutAsProse) {
       const auto at = b.spec.description.find(out + "[i] = ");
       ASSERT_NE(at, std::string::npos) << b.name << "\n" << b.spec.description;
       formula_inline += at > 0 && b.spec.description[at - 1] == ' ';
+      // The ranges: every input's, one input's alone (of two or more), or none.
+      const std::string flat = std::regex_replace(b.spec.description, std::regex("\n"), " ");
+      int stated = 0;
+      for (const auto& arg : b.spec.args)
+        stated += arg.role == env::arg_role::input
+                  && (flat.find(" " + arg.p.name + " lies in [") != std::string::npos
+                      || flat.find(" " + arg.p.name + " in [") != std::string::npos
+                      || flat.find("(" + arg.p.name + " in [") != std::string::npos);
+      no_range += stated == 0;
+      one_range += stated == 1 && b.op.inputs > 1;
     }
   }
   EXPECT_GT(opener_alone, 10);
   EXPECT_GT(run_on, 10);
   EXPECT_GT(formula_inline, 10);  // of 60: "for 0 <= i < n, out[i] = ..." on one line
   EXPECT_GT(other_names, 30);     // a draw of its own, not the paraphrase's names
+  EXPECT_GT(no_range, 3);         // so the parameter list is read from the signature
+  EXPECT_GT(one_range, 3);
   auto again = generate_task(1, written[3]);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->toml, (*w)[3].toml);
