@@ -108,40 +108,19 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
       heading + ", elementwise (as torch computes " + infix(op.body, tn, spelling::torch) + "): for 0 <= i < n,",
       heading + ": for 0 <= i < n,"};
     d << wr.pick(openers) << "\n" << out << "[i] = ";
-    // Written forms may name one constant of the formula, as hand-written tasks name theirs
-    // ("alpha * (exp(x[i]) - 1) with alpha = 1.0"); the reference keeps the number.
-    expr body = op.body;
-    std::string named;
-    if (st == style::written && wr.coin(40)) {
-      std::vector<expr*> constants;
-      std::function<void(expr&)> walk = [&](expr& e) {
-        if (e.kind == expr::constant)
-          constants.push_back(&e);
-        for (auto& k : e.kids)
-          walk(k);
-      };
-      walk(body);
-      static const std::vector<std::string> words{"alpha", "beta", "gamma", "delta", "lambda", "scale", "k"};
-      const std::string& word = wr.pick(words);
-      if (!constants.empty() && std::find(shown_names.begin(), shown_names.end(), word) == shown_names.end()) {
-        expr* c = constants[static_cast<std::size_t>(wr.below(static_cast<int>(constants.size())))];
-        named = " with " + word + " = " + num(c->value);
-        *c = expr::v(word); // not in pn: the prose writes the word
-      }
-    }
     // A select at the top is written as the suite writes piecewise functions.
-    const bool piecewise = body.kind == expr::call && body.name == "select" && wr.coin(70);
+    const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && wr.coin(70);
     if (piecewise) {
-      const auto& k = body.kids;
+      const auto& k = op.body.kids;
       d << prose(k[2], pn) << " if " << prose(k[0], pn) << " > " << prose(k[1], pn) << ", else "
-        << prose(k[3], pn) << named << ".\n";
+        << prose(k[3], pn) << ".\n";
       std::vector<const expr*> rest{&k[0], &k[1], &k[2], &k[3]};
       auto defs = definitions(rest);
       if (!defs.empty())
         d << defs << "\n";
     } else {
-      d << prose(body, pn) << named << ".\n";
-      auto defs = definitions({&body});
+      d << prose(op.body, pn) << ".\n";
+      auto defs = definitions({&op.body});
       if (!defs.empty())
         d << defs << "\n";
     }
