@@ -17,8 +17,9 @@
 //   w  written: train split, train operator n worded as a paraphrase (a draw of its own) and laid
 //      out as the suite's hand-written tasks are: one paragraph of prose with the formula inline
 //      (after the opener's line, or within the opener's sentence), not a formula on a line of its
-//      own between fixed sentences, so that a model reads the formula wherever the line breaks
-//      fall.
+//      own between fixed sentences, and (elementwise) every input's range stated, one input's, or
+//      none, so that a model reads the formula wherever the line breaks fall and takes the
+//      parameter list from the signature.
 // The number is the position in that family's list for that kind, so a name denotes the same
 // task for a given seed however many tasks are requested (lists are prefixes of one order).
 #pragma once

@@ -170,13 +170,15 @@ TEST(GenOracle, HandCheckedCases) {
   EXPECT_FALSE(oracles::run_generated_oracle(ew, bad).ok());
 }
 
-// Paraphrased elementwise tasks show their buffers under other names (op.names): the oracle,
-// given the buffers by those names, computes the same as the generator's evaluation by the
-// operator's own names, and hands the buffers back under the shown names.
+// Paraphrased elementwise tasks (and their written forms) show their buffers under other names
+// (op.names): the oracle, given the buffers by those names, computes the same as the generator's
+// evaluation by the operator's own names, and hands the buffers back under the shown names.
 TEST(GenOracle, ParaphrasesWithTheirOwnBufferNames) {
   std::vector<std::string> names;
   for (int i = 0; i < 40; ++i)
     names.push_back(paraphrase_name(family::ew, i));
+  for (int i = 0; i < 20; ++i)
+    names.push_back(written_name(family::ew, i));
   auto tasks = generate_tasks(1, names);
   ASSERT_TRUE(tasks.ok()) << tasks.message();
   std::mt19937 gen(9);
