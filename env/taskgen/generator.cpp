@@ -26,24 +26,22 @@ const char* to_string(gen_kind k) {
   return "?";
 }
 
-std::string task_name(family f, gen_kind k, int index) {
-  const char letter = k == gen_kind::train ? 't' : k == gen_kind::eval_instance ? 'i' : 'c';
+namespace {
+// gen_<family>_<letter><5 digits>, the one spelling of every generated name.
+std::string generated_name_of(family f, char letter, int index) {
   char b[16];
   std::snprintf(b, sizeof b, "%05d", index);
   return std::string("gen_") + tag(f) + "_" + letter + b;
 }
+} // namespace
 
-std::string paraphrase_name(family f, int index) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%05d", index);
-  return std::string("gen_") + tag(f) + "_p" + b;
+std::string task_name(family f, gen_kind k, int index) {
+  return generated_name_of(f, k == gen_kind::train ? 't' : k == gen_kind::eval_instance ? 'i' : 'c', index);
 }
 
-std::string written_name(family f, int index) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%05d", index);
-  return std::string("gen_") + tag(f) + "_w" + b;
-}
+std::string paraphrase_name(family f, int index) { return generated_name_of(f, 'p', index); }
+
+std::string written_name(family f, int index) { return generated_name_of(f, 'w', index); }
 
 namespace detail {
 
@@ -243,8 +241,6 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
   t.written = w == wording::written;
   t.op = op;
   parts p;
-  // The layout's draws (written forms): a stream of their own, after the rendering's.
-  rng layout(stream(0) ^ 0x6c61796f7574ull);
   if (!paraphrase) {
     rng r(render_seed(seed, f, op));
     p = render_parts(op, r);
@@ -275,8 +271,11 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
         return make_error("generated task " + t.name + ": tolerance refused: " + again.message());
     }
   }
-  if (w == wording::written)
+  if (w == wording::written) {
+    // The layout's draws: a stream of their own, after the rendering's.
+    rng layout(stream(0) ^ 0x6c61796f7574ull);
     p.description = written_layout(p.description, layout);
+  }
   t.toml = render_toml(t.name, k, p, signature_of(p));
   t.reference = render_reference(t.name, t.op, p);
   auto spec = env::parse_task("<generated seed " + std::to_string(seed) + ">/" + t.name + "/task.toml", t.toml, t.reference);
@@ -454,8 +453,7 @@ struct generated_name {
   family fam;
   gen_kind kind;
   int index;
-  bool paraphrase; // gen_<family>_p<n>: train operator n, worded otherwise
-  bool written;    // gen_<family>_w<n>: train operator n, worded otherwise and laid out as prose
+  wording w; // p: train operator n worded otherwise; w: and laid out as prose; else plain
 };
 
 result<generated_name> parse_generated_name(std::string_view name) {
@@ -479,25 +477,35 @@ result<generated_name> parse_generated_name(std::string_view name) {
   std::string digits(rest.substr(us + 2));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
     return bad();
-  return generated_name{*f, k, std::stoi(digits), kc == 'p', kc == 'w'};
+  return generated_name{*f, k, std::stoi(digits),
+                        kc == 'p' ? wording::paraphrase : kc == 'w' ? wording::written : wording::plain};
 }
 
 } // namespace
 
-result<std::string> paraphrase_of(std::string_view train_name) {
+namespace {
+// A generated train task's name (gen_<family>_t<n>), parsed; an error naming it otherwise.
+result<generated_name> parse_train_name(std::string_view train_name) {
   auto g = parse_generated_name(train_name);
   if (!g)
     return g.err();
-  if (g->kind != gen_kind::train || g->paraphrase || g->written)
+  if (g->kind != gen_kind::train || g->w != wording::plain)
     return make_error("'" + std::string(train_name) + "' is not a generated train task (gen_<family>_t<number>)");
+  return g;
+}
+} // namespace
+
+result<std::string> paraphrase_of(std::string_view train_name) {
+  auto g = parse_train_name(train_name);
+  if (!g)
+    return g.err();
   return paraphrase_name(g->fam, g->index);
 }
 
 result<std::string> written_of(std::string_view train_name) {
-  auto p = paraphrase_of(train_name);
-  if (!p)
-    return p.err();
-  auto g = parse_generated_name(*p);
+  auto g = parse_train_name(train_name);
+  if (!g)
+    return g.err();
   return written_name(g->fam, g->index);
 }
 
@@ -530,8 +538,7 @@ result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vect
     if (static_cast<int>(ops.size()) <= g.index)
       return make_error("generated family " + std::string(tag(g.fam)) + " has only " + std::to_string(ops.size())
                         + " " + to_string(g.kind) + " operator(s); '" + names[i] + "' does not exist");
-    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)],
-                       g.written ? wording::written : g.paraphrase ? wording::paraphrase : wording::plain);
+    auto t = make_task(seed, g.fam, g.kind, g.index, ops[static_cast<std::size_t>(g.index)], g.w);
     if (!t)
       return t.err();
     out.push_back(std::move(*t));

@@ -461,6 +461,14 @@ TEST(TaskgenFamilies, HandCheckedLayoutAndStencilCases) {
   EXPECT_EQ(canonical_form(*back), canonical_form(lp));
 }
 
+// Deterministic: a task generated alone by name (seed 1) is the one a list of names gave.
+void expect_alone_equals_listed(const gen_task& listed) {
+  auto again = generate_task(1, listed.name);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->toml, listed.toml) << listed.name;
+  EXPECT_EQ(again->reference, listed.reference) << listed.name;
+}
+
 // A paraphrase (gen_<family>_p<n>) is train operator n worded otherwise: the same canonical
 // form, the train split, a deterministic text; elementwise ones name their buffers otherwise
 // (their signature, prose and reference all use the shown names) and write some selects as
@@ -539,11 +547,7 @@ TEST(TaskgenParaphrases, SameOperatorOtherNamesAndWording) {
   EXPECT_GT(titles.size(), 60u);
   EXPECT_GE(signatures.size(), 15u);     // many signatures, not one per arity
   EXPECT_GT(piecewise, 0);
-  // Deterministic, and one name alone equals the list's.
-  auto again = generate_task(1, para[7]);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->toml, (*p)[7].toml);
-  EXPECT_EQ(again->reference, (*p)[7].reference);
+  expect_alone_equals_listed((*p)[7]);
   auto name = paraphrase_of("gen_ew_t00042");
   ASSERT_TRUE(name.ok());
   EXPECT_EQ(*name, "gen_ew_p00042");
@@ -635,10 +639,7 @@ TEST(TaskgenWritten, SameOperatorWordedOtherwiseAndLaidOutAsProse) {
   EXPECT_GT(other_names, 30);     // a draw of its own, not the paraphrase's names
   EXPECT_GT(no_range, 3);         // so the parameter list is read from the signature
   EXPECT_GT(one_range, 3);
-  auto again = generate_task(1, written[3]);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->toml, (*w)[3].toml);
-  EXPECT_EQ(again->reference, (*w)[3].reference);
+  expect_alone_equals_listed((*w)[3]);
   auto name = written_of("gen_red_t00042");
   ASSERT_TRUE(name.ok());
   EXPECT_EQ(*name, "gen_red_w00042");
