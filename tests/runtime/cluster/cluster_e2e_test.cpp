@@ -459,8 +459,9 @@ TEST_F(cluster_fixture, TlsWithMutualAuthenticationRefusesStrangers) {
                      with(tls(pki, "head"), {"--set", nodes_key({node})}));
   EXPECT_EQ(again["status"], "wrong_answer") << again.dump();
   // Plain TCP off loopback is refused before anything listens.
-  auto& open = start("node-open", {"--set", "environment.backend=cpu", "node", "--listen",
-                                   "0.0.0.0:0"});
+  auto& open = start("node-open", {"--set", "environment.backend=cpu",
+                                   "--set", "environment.cache_dir=" + root + "/cache-open",
+                                   "node", "--listen", "0.0.0.0:0"});
   ASSERT_TRUE(open.exited(std::chrono::seconds(60)));
   EXPECT_EQ(WEXITSTATUS(open.status()), 2);
   EXPECT_NE(open.err().find("cluster.insecure"), std::string::npos) << open.err();
