@@ -59,11 +59,13 @@ TEST(FrontEnd, HelpListsEveryVerbThroughLeapTorch) {
 }
 
 TEST(FrontEnd, AHandedOverVerbRunsWithQuietThreadPoolsUnlessTheUserChoseOtherwise) {
-  // `doctor` also scans the build cache: an empty one of the test's own, not the user's (a
-  // developer's cache of tens of thousands of builds took 4 s a call to verify).
+  // Both thread-pool variables unset, and for `doctor`, which also verifies every build in the
+  // cache, an empty cache of the test's own, not the user's (a developer's cache of tens of
+  // thousands of builds took 4 s a call).
   auto cache = leap::make_temp_dir(leap::temp_root(), "leap-front-cache-");
   ASSERT_TRUE(cache.ok()) << cache.message();
-  const std::string unset = "env -u OMP_WAIT_POLICY -u OPENBLAS_THREAD_TIMEOUT LEAP_CACHE_DIR=" + *cache + " ";
+  const std::string unset =
+      "env -u OMP_WAIT_POLICY -u OPENBLAS_THREAD_TIMEOUT LEAP_CACHE_DIR=" + *cache + " ";
   // `config show` runs in the front end; an unknown verb goes to leap-torch, whose error lists
   // `bench` (a verb only leap-torch has): proof that it was handed over.
   auto unknown = run(unset + leap_bin + " no-such-verb");
