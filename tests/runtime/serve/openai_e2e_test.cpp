@@ -644,7 +644,8 @@ TEST(OpenAIServeWithout, CheckpointAnswers404SayingToStartWithIt) {
 TEST(OpenAISource, LeapTrainRefusesItNamingWhy) {
   const std::string dir = temp_dir("train");
   leap_process train({LEAP_BINARY, "--set", "generation.source=openai", "--set",
-                      "environment.backend=cpu", "train", "--out", dir + "/run"},
+                      "environment.backend=cpu", "--set", "environment.cache_dir=" + dir + "/cache",
+                      "train", "--out", dir + "/run"},
                      dir + "/train");
   ASSERT_TRUE(train.exited(std::chrono::seconds(60)));
   EXPECT_FALSE(train.exited_ok());
