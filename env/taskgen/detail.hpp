@@ -133,8 +133,12 @@ extern const char* const ir_marker;
 // range sentence per input). `written` (gen_<family>_w<n>) is a paraphrase whose buffers'
 // sentence may also state one input's range or none, as hand-written tasks often do, so that the
 // parameter list is read from the signature, not from the ranges. Families without a paraphrase
-// of their own render as plain.
-enum class style { plain, paraphrase, written };
+// of their own render as plain. `notation` (gen_<family>_n<n>) is written in the mathematical
+// notation of the suite's hand-written tasks (render_notation.cpp): `sum_j x[r, j]`,
+// `(1 / rows) * sum_r x[r, c]`, `max_{0 <= a < k} x[c, j * s + a]`, named constants and
+// bindings (`alpha * (exp(x) - 1) with alpha = 1 and x = x[i]`), an opener naming the operation
+// as a person would (with the torch call it matches), and buffer names drawn per task.
+enum class style { plain, paraphrase, written, notation };
 
 // The buffer names a paraphrase of `op` uses, drawn from r (empty where the family has none).
 std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r);
@@ -151,6 +155,20 @@ parts render_matmul(const gen_op& op, rng& r);
 parts render_layout(const gen_op& op, rng& r);
 parts render_stencil(const gen_op& op, rng& r);
 parts render_parts(const gen_op& op, rng& r, style st = style::plain, rng* wording = nullptr);
+
+// ---- the notation forms (render_notation.cpp) ----
+
+// Whether family f has a notation form of its own (the others render their written form).
+bool has_notation(family f);
+// The buffer names a notation form of `op` shows, drawn from r (own name -> shown name; the
+// family's own names are left out). Never a name the family's reference kernels use for a local.
+std::map<std::string, std::string> notation_names(const gen_op& op, rng& r);
+// The notation form of `op` (op.names already drawn by notation_names): sizes and ranges drawn
+// from r as the plain task's are, the wording from `wording`. Only for has_notation(op.fam).
+parts render_notation(const gen_op& op, rng& r, rng& wording);
+// `text` (generated CUDA) with every identifier in `names` replaced whole (not after a `.`, so
+// blockIdx.x stays): the reference of a task whose buffers are shown under other names.
+std::string rename_identifiers(const std::string& text, const std::map<std::string, std::string>& names);
 
 // ---- evaluation (evaluate.cpp; instantiated for float and double) ----
 

@@ -43,6 +43,8 @@ std::string paraphrase_name(family f, int index) { return generated_name_of(f, '
 
 std::string written_name(family f, int index) { return generated_name_of(f, 'w', index); }
 
+std::string notation_name(family f, int index) { return generated_name_of(f, 'n', index); }
+
 namespace detail {
 
 // The paths (child indices from the root) of every call node of `e`, parents first.
@@ -226,25 +228,45 @@ std::uint64_t written_seed(std::uint64_t seed, family f, const gen_op& op, std::
   return draw_seed(seed ^ 0x7772697474656e21ull, f, fnv1a("written|" + canonical_form(op)) + attempt);
 }
 
-enum class wording { plain, paraphrase, written };
+// The seed of a notation form's rendering (gen_<family>_n<n>): a fourth stream.
+std::uint64_t notation_seed(std::uint64_t seed, family f, const gen_op& op, std::uint64_t attempt) {
+  return draw_seed(seed ^ 0x6e6f746174696f6eull, f, fnv1a("notation|" + canonical_form(op)) + attempt);
+}
+
+enum class wording { plain, paraphrase, written, notation };
 
 result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, const gen_op& op,
                            wording w) {
   const bool paraphrase = w != wording::plain;
   auto stream = [&](std::uint64_t attempt) {
-    return w == wording::written ? written_seed(seed, f, op, attempt) : paraphrase_seed(seed, f, op, attempt);
+    return w == wording::written    ? written_seed(seed, f, op, attempt)
+           : w == wording::notation ? notation_seed(seed, f, op, attempt)
+                                    : paraphrase_seed(seed, f, op, attempt);
   };
   gen_task t;
-  t.name = w == wording::written ? written_name(f, index) : paraphrase ? paraphrase_name(f, index) : task_name(f, k, index);
+  t.name = w == wording::written    ? written_name(f, index)
+           : w == wording::notation ? notation_name(f, index)
+           : paraphrase             ? paraphrase_name(f, index)
+                                    : task_name(f, k, index);
   t.kind = k;
   t.paraphrase = paraphrase;
   t.written = w == wording::written;
+  t.notation = w == wording::notation;
   t.op = op;
   parts p;
   if (!paraphrase) {
     rng r(render_seed(seed, f, op));
     p = render_parts(op, r);
     if (auto ok = check_parts(op, p); !ok)
+      return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
+  } else if (w == wording::notation && has_notation(f)) {
+    // The plain task's ranges and sizes (its stream); the names and the wording from the
+    // notation form's own stream.
+    rng words(stream(0));
+    t.op.names = notation_names(op, words);
+    rng r(render_seed(seed, f, op));
+    p = render_notation(t.op, r, words);
+    if (auto ok = check_parts(t.op, p); !ok)
       return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
   } else if (op.fam == family::ew) {
     // The plain task's ranges and sizes (its stream), so the refusal passes as it did for the
@@ -271,7 +293,7 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
         return make_error("generated task " + t.name + ": tolerance refused: " + again.message());
     }
   }
-  if (w == wording::written) {
+  if (w == wording::written || w == wording::notation) {
     // The layout's draws: a stream of their own, after the rendering's.
     rng layout(stream(0) ^ 0x6c61796f7574ull);
     p.description = written_layout(p.description, layout);
@@ -458,7 +480,7 @@ struct generated_name {
 
 result<generated_name> parse_generated_name(std::string_view name) {
   auto bad = [&] {
-    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c|p|w><number>, "
+    return make_error("'" + std::string(name) + "' is not a generated task name (gen_<family>_<t|i|c|p|w|n><number>, "
                       "e.g. gen_ew_t00042)");
   };
   if (!is_generated_name(name))
@@ -471,14 +493,17 @@ result<generated_name> parse_generated_name(std::string_view name) {
   if (!f)
     return f.err();
   char kc = rest[us + 1];
-  if (kc != 't' && kc != 'i' && kc != 'c' && kc != 'p' && kc != 'w')
+  if (kc != 't' && kc != 'i' && kc != 'c' && kc != 'p' && kc != 'w' && kc != 'n')
     return bad();
-  gen_kind k = kc == 't' || kc == 'p' || kc == 'w' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
+  gen_kind k = kc == 't' || kc == 'p' || kc == 'w' || kc == 'n' ? gen_kind::train : kc == 'i' ? gen_kind::eval_instance : gen_kind::eval_composition;
   std::string digits(rest.substr(us + 2));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
     return bad();
   return generated_name{*f, k, std::stoi(digits),
-                        kc == 'p' ? wording::paraphrase : kc == 'w' ? wording::written : wording::plain};
+                        kc == 'p'   ? wording::paraphrase
+                        : kc == 'w' ? wording::written
+                        : kc == 'n' ? wording::notation
+                                    : wording::plain};
 }
 
 } // namespace
@@ -507,6 +532,13 @@ result<std::string> written_of(std::string_view train_name) {
   if (!g)
     return g.err();
   return written_name(g->fam, g->index);
+}
+
+result<std::string> notation_of(std::string_view train_name) {
+  auto g = parse_train_name(train_name);
+  if (!g)
+    return g.err();
+  return notation_name(g->fam, g->index);
 }
 
 result<family> family_of(std::string_view name) {

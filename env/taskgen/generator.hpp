@@ -20,6 +20,13 @@
 //      own between fixed sentences, and (elementwise) every input's range stated, one input's, or
 //      none, so that a model reads the formula wherever the line breaks fall and takes the
 //      parameter list from the signature.
+//   n  notation: train split, train operator n worded in the mathematical notation of the
+//      suite's hand-written tasks (`out[c] = (1 / rows) * sum_r x[r, c]`, `sum_{0 <= k <= j}`,
+//      `max_{0 <= a < k} x[c, j * s + a]`, `alpha * (exp(x) - 1) with alpha = 1 and x = x[i]`),
+//      opened by the operation's name as a person writes it (often with its torch call), the
+//      buffers named per task, and pooling windows and strides sometimes passed as the ints k
+//      and s; laid out as a written form. Broadcast, layout and stencil tasks, which have no
+//      notation of their own, render as another written form.
 // The number is the position in that family's list for that kind, so a name denotes the same
 // task for a given seed however many tasks are requested (lists are prefixes of one order).
 #pragma once
@@ -49,8 +56,9 @@ struct gen_options {
 struct gen_task {
   std::string name;
   gen_kind kind = gen_kind::train;
-  bool paraphrase = false; // gen_<family>_p<n> or gen_<family>_w<n>
+  bool paraphrase = false; // gen_<family>_p<n>, gen_<family>_w<n> or gen_<family>_n<n>
   bool written = false;    // gen_<family>_w<n> (a paraphrase laid out as one paragraph)
+  bool notation = false;   // gen_<family>_n<n> (in the hand-written tasks' notation)
   gen_op op;
   std::string toml;      // the task.toml text
   std::string reference; // the reference .cu; its first line holds serialize(op)
@@ -78,6 +86,10 @@ result<std::string> paraphrase_of(std::string_view train_name);
 // generated train task's name (gen_ew_t00042 -> gen_ew_w00042; an error when it is not one).
 std::string written_name(family f, int index);
 result<std::string> written_of(std::string_view train_name);
+// The name of the notation form of a family's `index`-th train task (gen_ew_n00042), and of a
+// generated train task's name (gen_ew_t00042 -> gen_ew_n00042; an error when it is not one).
+std::string notation_name(family f, int index);
+result<std::string> notation_of(std::string_view train_name);
 // generate_task() for a list of names, each family's operators drawn once (a list of the first
 // 600 elementwise tasks costs one draw of 600, not 600 draws); in the order given.
 result<std::vector<gen_task>> generate_tasks(std::uint64_t seed, const std::vector<std::string>& names);

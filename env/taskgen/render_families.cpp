@@ -38,6 +38,45 @@ std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r) {
   return names;
 }
 
+namespace {
+// The constants of e (nonzero ones only with `nonzero`), in prefix order.
+int count_constants(const expr& e, bool nonzero) {
+  if (e.kind == expr::constant)
+    return nonzero && e.value == 0 ? 0 : 1;
+  int n = 0;
+  for (auto& k : e.kids)
+    n += count_constants(k, nonzero);
+  return n;
+}
+
+// Replaces the `index`-th nonzero constant of e (prefix order) by the variable `name`; returns
+// its value (`index` counts down as the walk passes constants).
+double name_constant(expr& e, int index, const std::string& name) {
+  struct walker {
+    int left;
+    const std::string& name;
+    double value = 0;
+    bool done = false;
+    void walk(expr& x) {
+      if (done)
+        return;
+      if (x.kind == expr::constant && x.value != 0) {
+        if (left-- == 0) {
+          value = x.value;
+          x = expr::v(name);
+          done = true;
+        }
+        return;
+      }
+      for (auto& k : x.kids)
+        walk(k);
+    }
+  } w{index, name};
+  w.walk(e);
+  return w.value;
+}
+} // namespace
+
 parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
   rng& wr = wording ? *wording : r; // the phrasing's draws; ranges and sizes come from r
   parts p;
@@ -108,23 +147,57 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
       heading + ", elementwise (as torch computes " + infix(op.body, tn, spelling::torch) + "): for 0 <= i < n,",
       heading + ": for 0 <= i < n,"};
     d << wr.pick(openers) << "\n" << out << "[i] = ";
+    // Notation forms: a constant named (`alpha * (exp(x) - 1) with alpha = 1`) and the inputs
+    // bound (`x * tanh(softplus(x)) with x = x[i]`), each in about half of them.
+    expr body = op.body;
+    std::vector<std::string> with;
+    auto fpn = pn; // the formula's names
+    if (st == style::notation) {
+      if (const int consts = count_constants(body, true); consts > 0 && wr.coin(50)) {
+        std::string cname;
+        for (int tries = 0; tries < 10 && cname.empty(); ++tries) {
+          cname = wr.pick(std::vector<std::string>{"alpha", "beta", "gamma", "delta", "k", "scale", "lam", "eps"});
+          for (auto& v : ins)
+            if (shown(v) == cname)
+              cname.clear();
+          if (cname == out)
+            cname.clear();
+        }
+        if (!cname.empty()) {
+          const double value = name_constant(body, wr.below(consts), cname);
+          fpn[cname] = cname;
+          with.push_back(cname + " = " + num(value));
+        }
+      }
+      if (wr.coin(50)) {
+        for (auto& v : ins) {
+          fpn[v] = shown(v);
+          with.push_back(shown(v) + " = " + shown(v) + "[i]");
+        }
+        if (wr.coin(50))
+          std::reverse(with.begin(), with.end());
+      }
+    }
+    std::string with_text;
+    for (std::size_t i = 0; i < with.size(); ++i)
+      with_text += (i == 0 ? " with " : i + 1 == with.size() ? " and " : ", ") + with[i];
     // A select at the top is written as the suite writes piecewise functions.
-    const bool piecewise = op.body.kind == expr::call && op.body.name == "select" && wr.coin(70);
+    const bool piecewise = body.kind == expr::call && body.name == "select" && wr.coin(70);
     if (piecewise) {
-      const auto& k = op.body.kids;
-      d << prose(k[2], pn) << " if " << prose(k[0], pn) << " > " << prose(k[1], pn) << ", else "
-        << prose(k[3], pn) << ".\n";
+      const auto& k = body.kids;
+      d << prose(k[2], fpn) << " if " << prose(k[0], fpn) << " > " << prose(k[1], fpn) << ", else "
+        << prose(k[3], fpn) << with_text << ".\n";
       std::vector<const expr*> rest{&k[0], &k[1], &k[2], &k[3]};
       auto defs = definitions(rest);
       if (!defs.empty())
         d << defs << "\n";
     } else {
-      d << prose(op.body, pn) << ".\n";
-      auto defs = definitions({&op.body});
+      d << prose(body, fpn) << with_text << ".\n";
+      auto defs = definitions({&body});
       if (!defs.empty())
         d << defs << "\n";
     }
-    switch (wr.below(st == style::written ? 5 : 3)) {
+    switch (wr.below(st == style::paraphrase ? 3 : 5)) {
       case 0:
         d << all << " hold n float32 values each; the inputs are drawn from " << range_text << ". ";
         break;

@@ -155,6 +155,9 @@ struct sft_section {
   // Written forms (gen_<family>_w<n>: the same operators worded otherwise again and laid out as
   // one paragraph of prose, as hand-written tasks are) of the first N of those tasks; 0 = none.
   int generated_written = 0;
+  // Notation forms (gen_<family>_n<n>: in the hand-written tasks' mathematical notation) of the
+  // first N of those tasks; 0 = none.
+  int generated_notation = 0;
   // "family=weight" entries: the sampling weight of that family's generated examples is
   // multiplied by weight (small families seen several times in a stage); unlisted families 1.
   std::vector<std::string> generated_family_weights;

@@ -82,7 +82,8 @@ leap::result<void> check_consistency(const leap_config& cfg, const key_origins& 
                                "sft.generated_tasks, or leave sft.bundled_tasks true"));
   // Paraphrases and written forms are of the stage's generated tasks.
   for (auto [key, n, what] : {std::tuple{"sft.generated_paraphrases", cfg.sft.generated_paraphrases, "paraphrases"},
-                              std::tuple{"sft.generated_written", cfg.sft.generated_written, "written forms"}})
+                              std::tuple{"sft.generated_written", cfg.sft.generated_written, "written forms"},
+                              std::tuple{"sft.generated_notation", cfg.sft.generated_notation, "notation forms"}})
     if (n > cfg.sft.generated_tasks)
       errs.push_back(located(key, "is " + std::to_string(n) + ", more than sft.generated_tasks = "
                                     + std::to_string(cfg.sft.generated_tasks) + " (from " + origin("sft.generated_tasks")

@@ -176,6 +176,17 @@ void register_sft(registry& r) {
         "Labelled like their originals; 0 = none; at most sft.generated_tasks.")
       .at_least(0)
       .at_most(20000);
+  s.key("generated_notation", &sft_section::generated_notation,
+        "Notation forms of the first N of sft.generated_tasks's tasks, added to the corpus beside "
+        "them: `gen_<family>_n<n>` is the same operator as `gen_<family>_t<n>`, worded in the "
+        "mathematical notation of the suite's hand-written tasks (`out[c] = (1 / rows) * sum_r "
+        "x[r, c]`, `y[r, j] = sum_{0 <= k <= j} x[r, k]`, `alpha * (exp(x) - 1) with alpha = 1 "
+        "and x = x[i]`), opened by the operation's name (often with its torch call), with buffer "
+        "names drawn per task and pooling windows sometimes passed as the ints k and s; laid out "
+        "as a written form. Broadcast, layout and stencil tasks get another written form. "
+        "Labelled like their originals; 0 = none; at most sft.generated_tasks.")
+      .at_least(0)
+      .at_most(20000);
   s.key("generated_family_weights", &sft_section::generated_family_weights,
         "`family=weight` entries (e.g. [\"red=4\", \"scan=4\"]): each example (turn-1 or repair) "
         "of a generated task of that family is drawn weight times as often; families not listed "

@@ -36,8 +36,9 @@ std::string clock_text(double s) {
 // The generated train tasks of sft.generated_tasks: the suite's first N (round-robin over every
 // family), or, with sft.generated_families or sft.generated_first, N dealt round-robin over the
 // listed families from index generated_first of each. Then the paraphrases (gen_<family>_p<n>)
-// of the first sft.generated_paraphrases of them, and the written forms (gen_<family>_w<n>) of
-// the first sft.generated_written.
+// of the first sft.generated_paraphrases of them, the written forms (gen_<family>_w<n>) of
+// the first sft.generated_written, and the notation forms (gen_<family>_n<n>) of the first
+// sft.generated_notation.
 result<std::vector<env::task_spec>> generated_train_specs(const config::leap_config& cfg) {
   const auto& sft = cfg.sft;
   std::vector<env::task_spec> specs;
@@ -70,11 +71,12 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
     for (auto& t : *made)
       specs.push_back(std::move(t.spec));
   }
-  // The paraphrases (gen_<family>_p<n>), then the written forms (gen_<family>_w<n>), of the
-  // first N train tasks each.
+  // The paraphrases (gen_<family>_p<n>), the written forms (gen_<family>_w<n>), then the
+  // notation forms (gen_<family>_n<n>), of the first N train tasks each.
   std::vector<std::string> others;
   for (auto [n, name_of] : {std::pair{sft.generated_paraphrases, &taskgen::paraphrase_of},
-                            std::pair{sft.generated_written, &taskgen::written_of}})
+                            std::pair{sft.generated_written, &taskgen::written_of},
+                            std::pair{sft.generated_notation, &taskgen::notation_of}})
     for (std::size_t i = 0; i < specs.size() && static_cast<int>(i) < n; ++i) {
       auto p = name_of(specs[i].name);
       if (!p)
@@ -199,6 +201,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     shape += "|generated_paraphrases=" + std::to_string(cfg.sft.generated_paraphrases);
   if (cfg.sft.generated_written > 0)
     shape += "|generated_written=" + std::to_string(cfg.sft.generated_written);
+  if (cfg.sft.generated_notation > 0)
+    shape += "|generated_notation=" + std::to_string(cfg.sft.generated_notation);
   if (cfg.sft.generated_tasks > 0)
     shape += "|generated_tasks=" + std::to_string(cfg.sft.generated_tasks)
              + "|generated_seed=" + std::to_string(cfg.environment.generated_seed)
@@ -240,6 +244,8 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
         co.generated_bug_tasks.push_back(*p);
       if (auto w = taskgen::written_of((*gen)[i].name))
         co.generated_bug_tasks.push_back(*w);
+      if (auto n = taskgen::notation_of((*gen)[i].name))
+        co.generated_bug_tasks.push_back(*n);
     }
     auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
     for (auto& t : *gen) {

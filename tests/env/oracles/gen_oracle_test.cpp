@@ -217,3 +217,44 @@ TEST(GenOracle, ParaphrasesWithTheirOwnBufferNames) {
   auto r = oracles::run_generated_oracle(t.op, c);
   EXPECT_FALSE(r.ok());
 }
+
+// Notation forms of every family that has one show their buffers under names of their own and
+// pooling windows sometimes as the ints k and s: the oracle, given the buffers by the shown names
+// at a test size of the task, computes what the generator's evaluation computes by the own names.
+TEST(GenOracle, NotationFormsWithTheirOwnBufferNames) {
+  std::vector<std::string> names;
+  for (auto f : {family::red, family::scan, family::softmax, family::pool, family::matmul, family::ew})
+    for (int i = 0; i < 6; ++i)
+      names.push_back(notation_name(f, i));
+  auto tasks = generate_tasks(1, names);
+  ASSERT_TRUE(tasks.ok()) << tasks.message();
+  std::mt19937 gen(11);
+  int renamed = 0;
+  for (auto& t : *tasks) {
+    env::size_set sz = t.spec.sizes.back();
+    std::map<std::string, std::vector<double>> shown, own;
+    for (std::size_t i = 0; i < t.spec.args.size(); ++i) {
+      auto& a = t.spec.args[i];
+      if (a.role != env::arg_role::input)
+        continue;
+      std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
+      auto& v = shown[a.p.name];
+      for (long long j = 0; j < t.spec.elements(i, sz); ++j)
+        v.push_back(u(gen));
+      std::string key = a.p.name;
+      for (auto& [o, s] : t.op.names)
+        if (s == a.p.name)
+          key = o;
+      own[key] = v;
+    }
+    auto want = evaluate(t.op, sz, own);
+    auto got = oracle(t.spec, t.op, sz, shown);
+    ASSERT_EQ(got.size(), want.size()) << t.name;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      double w = static_cast<float>(want[i]);
+      ASSERT_LE(std::fabs(got[i] - w), t.spec.atol + t.spec.rtol * std::fabs(w)) << t.name << " at " << i;
+    }
+    renamed += !t.op.names.empty();
+  }
+  EXPECT_GT(renamed, 15);
+}

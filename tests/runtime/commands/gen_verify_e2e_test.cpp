@@ -2,7 +2,8 @@
 // against the CUDA-on-CPU emulation, the reference run, and the comparison with the generated
 // families' LibTorch oracle. A sample: one train task of every family, one held-out instance and
 // one held-out composition (the whole generated suite is the long run: leap --set
-// environment.generated_tasks=N tasks verify), and one task of every layout and stencil variant.
+// environment.generated_tasks=N tasks verify), one task of every layout and stencil variant, and
+// notation forms of six families.
 // Also: the suite hash covers the generated tasks, and a generated task resolves by name in
 // `leap check` and `leap tasks show`.
 #include "common/strings.hpp"
@@ -90,6 +91,42 @@ TEST(GenVerifyE2E, LayoutAndStencilVariantsMatchLibTorch) {
   std::vector<std::string> names;
   for (auto& [key, name] : pick)
     names.push_back(name);
+  auto ev = evaluator::create(svc);
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  auto rows = verify_tasks(svc, **ev, names);
+  ASSERT_EQ(rows.size(), names.size());
+  for (auto& r : rows) {
+    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
+    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
+                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
+  }
+}
+
+// Notation forms (gen_<family>_n<n>) through the real pipeline: buffers under other names,
+// pooling windows passed as the ints k and s, each reference agreeing with LibTorch.
+TEST(GenVerifyE2E, NotationFormsMatchLibTorch) {
+  auto cfg = test_config();
+  auto made = make_services(cfg);
+  ASSERT_TRUE(made.ok()) << made.message();
+  auto& svc = **made;
+  std::vector<std::string> names;
+  for (auto [f, count] : {std::pair{taskgen::family::red, 3}, {taskgen::family::scan, 2},
+                          {taskgen::family::softmax, 2}, {taskgen::family::pool, 4},
+                          {taskgen::family::matmul, 2}, {taskgen::family::ew, 3}})
+    for (int i = 0; i < count; ++i)
+      names.push_back(taskgen::notation_name(f, i));
+  auto tasks = taskgen::generate_tasks(cfg.environment.generated_seed, names);
+  ASSERT_TRUE(tasks.ok()) << tasks.message();
+  auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
+  int renamed = 0, pool_params = 0;
+  for (auto& t : *tasks) {
+    renamed += !t.op.names.empty();
+    pool_params += t.spec.signature.find("int k, int s)") != std::string::npos;
+    m->emplace(t.name, t.spec);
+  }
+  svc.tasks = m;
+  EXPECT_GT(renamed, 5);
+  EXPECT_GT(pool_params, 0);
   auto ev = evaluator::create(svc);
   ASSERT_TRUE(ev.ok()) << ev.message();
   auto rows = verify_tasks(svc, **ev, names);

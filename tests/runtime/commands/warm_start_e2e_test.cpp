@@ -26,12 +26,12 @@ namespace {
 using leap::test::temp_dir;
 
 // The tiny model and corpus (two bundled tasks, two generated ones of each stage's families, a
-// paraphrase and a written form of the first; no bug variants, no self-repair) in place of the
-// 1.6M-parameter model on thousands of tasks.
+// paraphrase, a written form and a notation form of the first; no bug variants, no self-repair)
+// in place of the 1.6M-parameter model on thousands of tasks.
 const std::vector<std::string> tiny = {
   "environment.backend=cpu", "environment.cache_dir=" LEAP_TEST_CACHE_DIR,
   "sft.tasks=[\"vector_add\", \"relu\"]", "sft.generated_tasks=2", "sft.generated_paraphrases=1",
-  "sft.generated_written=1",
+  "sft.generated_written=1", "sft.generated_notation=1",
   "sft.bugs_per_kind=0",
   "policy.vocab_size=400", "policy.d_model=32", "policy.n_layers=1", "policy.n_heads=2",
   "policy.n_kv_heads=1", "policy.d_ff=64", "sft.max_steps=4", "sft.self_repair_steps=0",
