@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the warm start that `make run` starts from (assets/warm_start) from scratch: the stages
-# of configs/warm-start/ in file-name order, each a `leap pretrain` with that file's [policy] and
+# of configs/warm-start/ in the order of their leading numbers (1-, 2-, ..., 10-), each a `leap
+# pretrain` with that file's [policy] and
 # [sft] (generated tasks labelled by construction, bundled tasks and bug variants by the
 # environment; labels are cached by content in ~/.cache/leap), each stage after the first
 # continuing from the one before (sft.init_checkpoint). Then the last stage's checkpoint replaces
@@ -42,7 +43,7 @@ if ! grep -q '^warm_start_sha256 = ' "$pin_in"; then
   echo "make-warm-start: $pin_in has no 'warm_start_sha256 = ...' line to renew" >&2
   exit 2
 fi
-mapfile -t stages < <(find "$stages_dir" -maxdepth 1 -name '*.toml' | LC_ALL=C sort)
+mapfile -t stages < <(find "$stages_dir" -maxdepth 1 -name '*.toml' | LC_ALL=C sort -V)
 [ ${#stages[@]} -gt 0 ] || { echo "make-warm-start: no stage (*.toml) in $stages_dir" >&2; exit 2; }
 
 start=$(date +%s)
