@@ -83,7 +83,10 @@ TEST(WarmStartRecipe, TinyScaleBuildsAPinnedWarmStartThatTrainChecks) {
   for (const auto& e : fs::directory_iterator(LEAP_SOURCE_DIR "/configs/warm-start"))
     if (e.path().extension() == ".toml")
       stages.push_back(e.path().stem().string());
-  std::sort(stages.begin(), stages.end());
+  // In the order of their leading numbers: 9-... before 10-...
+  auto number = [](const std::string& stem) { return std::stoi(stem.substr(0, stem.find('-'))); };
+  std::sort(stages.begin(), stages.end(),
+            [&](const std::string& a, const std::string& b) { return number(a) < number(b); });
   ASSERT_GE(stages.size(), 2u);
   std::size_t at = 0;
   for (std::size_t i = 0; i < stages.size(); ++i) {
