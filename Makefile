@@ -34,7 +34,7 @@ run: build
 	fi
 
 # Rebuilds assets/warm_start, the warm start `make run` starts from, from scratch: the stages of
-# configs/warm-start/ in order (about 3 h on 2 cores; a rerun resumes after the last stage
+# configs/warm-start/ in order (about 4 h on 2 cores; a rerun resumes after the last stage
 # made), then renews its pin in configs/quickstart.toml (docs/training.md).
 warm-start: build
 	@bash scripts/make-warm-start.sh

@@ -7,7 +7,7 @@
 # continuing from the one before (sft.init_checkpoint). Then the last stage's checkpoint replaces
 # the shipped one and the SHA-256 of its manifest.json is written into configs/quickstart.toml's
 # warm_start_sha256, the pin leap checks when it loads the warm start. Called by `make
-# warm-start` (about 3 h on 2 cores; docs/training.md).
+# warm-start` (about 4 h on 2 cores; docs/training.md).
 #
 #   scripts/make-warm-start.sh [--stages DIR] [--work DIR] [--out DIR] [--pin-in TOML]
 #                              [--set key=value ...]
