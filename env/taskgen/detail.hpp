@@ -151,6 +151,9 @@ parts render_bcast(const gen_op& op, rng& r);
 parts render_softmax(const gen_op& op, rng& r);
 parts render_scan(const gen_op& op, rng& r);
 parts render_pool(const gen_op& op, rng& r);
+// A pooling kernel's window-loop body after its `for (int t = 0; t < K; ++t) {` line, the loop's
+// end and the store of y[idx] (accumulating xc[t] into acc by `reduce`; avg divides by `divisor`).
+std::string pool_accumulate(const std::string& reduce, const std::string& divisor);
 parts render_matmul(const gen_op& op, rng& r);
 parts render_layout(const gen_op& op, rng& r);
 parts render_stencil(const gen_op& op, rng& r);

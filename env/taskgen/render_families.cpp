@@ -466,6 +466,19 @@ parts render_scan(const gen_op& op, rng& r) {
   return p;
 }
 
+std::string pool_accumulate(const std::string& reduce, const std::string& divisor) {
+  std::string s = "    double v = (double)xc[t];\n";
+  if (reduce == "max") s += "    if (t == 0 || v > acc) acc = v;\n";
+  else if (reduce == "min") s += "    if (t == 0 || v < acc) acc = v;\n";
+  else if (reduce == "l2") s += "    acc += v * v;\n";
+  else if (reduce == "linf") s += "    if (fabs(v) > acc) acc = fabs(v);\n";
+  else s += "    acc += v;\n";
+  s += "  }\n";
+  if (reduce == "avg") s += "  acc /= " + divisor + ";\n";
+  if (reduce == "l2") s += "  acc = sqrt(acc);\n";
+  return s + "  y[idx] = (float)acc;\n}\n";
+}
+
 parts render_pool(const gen_op& op, rng& r) {
   parts p;
   p.level = 2;
@@ -499,16 +512,7 @@ parts render_pool(const gen_op& op, rng& r) {
   kc << "__global__ void gen_kernel(const float* x, float* y, int C, int L) {\n  const int out_l = (L - " << k << ") / " << s
      << " + 1;\n  long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (idx >= (long long)C * out_l) return;\n"
      << "  const int c = (int)(idx / out_l), o = (int)(idx % out_l);\n  const float* xc = x + (long long)c * L + (long long)o * " << s << ";\n"
-     << "  double acc = 0.0;\n  for (int t = 0; t < " << k << "; ++t) {\n    double v = (double)xc[t];\n";
-  if (op.reduce == "max") kc << "    if (t == 0 || v > acc) acc = v;\n";
-  else if (op.reduce == "min") kc << "    if (t == 0 || v < acc) acc = v;\n";
-  else if (op.reduce == "l2") kc << "    acc += v * v;\n";
-  else if (op.reduce == "linf") kc << "    if (fabs(v) > acc) acc = fabs(v);\n";
-  else kc << "    acc += v;\n";
-  kc << "  }\n";
-  if (op.reduce == "avg") kc << "  acc /= " << k << ".0;\n";
-  if (op.reduce == "l2") kc << "  acc = sqrt(acc);\n";
-  kc << "  y[idx] = (float)acc;\n}\n";
+     << "  double acc = 0.0;\n  for (int t = 0; t < " << k << "; ++t) {\n" << pool_accumulate(op.reduce, std::to_string(k) + ".0");
   p.kernels = kc.str();
   p.launch = "  if (C <= 0 || L < " + std::to_string(k) + ") return;\n" + launch_1d("gen_kernel", "C * " + ol, "x, y, C, L");
   return p;

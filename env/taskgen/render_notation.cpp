@@ -47,6 +47,13 @@ std::string rows_cols(const parts& p) {
   return std::to_string(p.sizes[1].at("rows")) + " rows of " + std::to_string(p.sizes[1].at("cols")) + " columns";
 }
 
+// The closing sentences of a rows x cols task: the reduced length's sizes, and for sums the
+// order's freedom.
+std::string size_tail(const std::string& len, const parts& p, bool summation) {
+  return " " + len + " is not necessarily a multiple of the block or warp size (one test uses " + rows_cols(p) + ")."
+         + (summation ? " Any summation order is accepted within the tolerance." : "");
+}
+
 parts notation_red(const gen_op& op, rng& r, rng& w) {
   parts p = render_red(op, r);
   const bool row = op.axis == "row";
@@ -114,9 +121,7 @@ parts notation_red(const gen_op& op, rng& r, rng& w) {
     case 1: d << " Values lie in " << range_text(p.args[0].init) << "."; break;
     default: break;
   }
-  d << " " << bound << " is not necessarily a multiple of the block or warp size (one test uses " << rows_cols(p) << ").";
-  if (!idx_out && red != "max" && red != "min" && red != "linf")
-    d << " Any summation order is accepted within the tolerance.";
+  d << size_tail(bound, p, !idx_out && red != "max" && red != "min" && red != "linf");
   p.description = d.str();
   rename_parts(p, op);
   return p;
@@ -156,9 +161,7 @@ parts notation_scan(const gen_op& op, rng& r, rng& w) {
     d << " " << defs;
   if (w.coin(50))
     d << " " << x << " lies in " << range_text(p.args[0].init) << ".";
-  d << " " << len << " is not necessarily a multiple of the block or warp size (one test uses " << rows_cols(p) << ").";
-  if (op.reduce == "sum")
-    d << " Any summation order is accepted within the tolerance.";
+  d << size_tail(len, p, op.reduce == "sum");
   p.description = d.str();
   rename_parts(p, op);
   return p;
@@ -198,8 +201,7 @@ parts notation_softmax(const gen_op& op, rng& r, rng& w) {
     d << " " << b << " holds " << (row ? "cols" : "rows") << " float32 values, one per " << (row ? "column" : "row") << ".";
   if (log && w.coin(50))
     d << " Do not compute log(softmax): it loses precision for small probabilities.";
-  d << " " << (row ? "cols" : "rows") << " is not necessarily a multiple of the block or warp size (one test uses "
-    << rows_cols(p) << ").";
+  d << size_tail(row ? "cols" : "rows", p, false);
   p.description = d.str();
   rename_parts(p, op);
   return p;
@@ -266,16 +268,7 @@ parts notation_pool(const gen_op& op, rng& r, rng& w) {
        << "  const int out_l = (L - k) / s + 1;\n  long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
        << "  if (idx >= (long long)C * out_l) return;\n"
        << "  const int c = (int)(idx / out_l), o = (int)(idx % out_l);\n  const float* xc = x + (long long)c * L + (long long)o * s;\n"
-       << "  double acc = 0.0;\n  for (int t = 0; t < k; ++t) {\n    double v = (double)xc[t];\n";
-    if (op.reduce == "max") kc << "    if (t == 0 || v > acc) acc = v;\n";
-    else if (op.reduce == "min") kc << "    if (t == 0 || v < acc) acc = v;\n";
-    else if (op.reduce == "l2") kc << "    acc += v * v;\n";
-    else if (op.reduce == "linf") kc << "    if (fabs(v) > acc) acc = fabs(v);\n";
-    else kc << "    acc += v;\n";
-    kc << "  }\n";
-    if (op.reduce == "avg") kc << "  acc /= (double)k;\n";
-    if (op.reduce == "l2") kc << "  acc = sqrt(acc);\n";
-    kc << "  y[idx] = (float)acc;\n}\n";
+       << "  double acc = 0.0;\n  for (int t = 0; t < k; ++t) {\n" << pool_accumulate(op.reduce, "(double)k");
     p.kernels = kc.str();
     p.launch = "  if (C <= 0 || k <= 0 || s <= 0 || L < k) return;\n" + launch_1d("gen_kernel", "C * " + ol, "x, y, C, L, k, s");
   }

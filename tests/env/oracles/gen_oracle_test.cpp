@@ -50,6 +50,35 @@ std::vector<double> oracle(const env::task_spec& spec, const gen_op& op, const e
   return out_int ? std::vector<double>(o.i32.begin(), o.i32.end()) : std::vector<double>(o.f32.begin(), o.f32.end());
 }
 
+// Draws `t`'s inputs (by the names the task shows) at `sz`, runs the oracle on them and the
+// generator's evaluation on the same values by the operator's own names, and expects them to agree
+// within atol + rtol * |value| (after rounding the evaluation to float32).
+void expect_agrees_under_shown_names(const gen_task& t, const env::size_set& sz, double atol, double rtol,
+                                     std::mt19937& gen) {
+  std::map<std::string, std::vector<double>> shown, own;
+  for (std::size_t i = 0; i < t.spec.args.size(); ++i) {
+    auto& a = t.spec.args[i];
+    if (a.role != env::arg_role::input)
+      continue;
+    std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
+    auto& v = shown[a.p.name];
+    for (long long j = 0; j < t.spec.elements(i, sz); ++j)
+      v.push_back(u(gen));
+    std::string key = a.p.name;
+    for (auto& [o, s] : t.op.names)
+      if (s == a.p.name)
+        key = o;
+    own[key] = v;
+  }
+  auto want = evaluate(t.op, sz, own);
+  auto got = oracle(t.spec, t.op, sz, shown);
+  ASSERT_EQ(got.size(), want.size()) << t.name;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    double w = static_cast<float>(want[i]);
+    ASSERT_LE(std::fabs(got[i] - w), atol + rtol * std::fabs(w)) << t.name << " at " << i;
+  }
+}
+
 } // namespace
 
 TEST(GenOracle, AgreesWithTheGeneratorsEvaluationOnEveryFamily) {
@@ -184,29 +213,7 @@ TEST(GenOracle, ParaphrasesWithTheirOwnBufferNames) {
   std::mt19937 gen(9);
   int renamed = 0;
   for (auto& t : *tasks) {
-    env::size_set sz{{"n", 333}};
-    std::map<std::string, std::vector<double>> shown, own;
-    for (std::size_t i = 0; i < t.spec.args.size(); ++i) {
-      auto& a = t.spec.args[i];
-      if (a.role != env::arg_role::input)
-        continue;
-      std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
-      auto& v = shown[a.p.name];
-      for (long long j = 0; j < t.spec.elements(i, sz); ++j)
-        v.push_back(u(gen));
-      std::string key = a.p.name;
-      for (auto& [o, s] : t.op.names)
-        if (s == a.p.name)
-          key = o;
-      own[key] = v;
-    }
-    auto want = evaluate(t.op, sz, own);
-    auto got = oracle(t.spec, t.op, sz, shown);
-    ASSERT_EQ(got.size(), want.size()) << t.name;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      double w = static_cast<float>(want[i]);
-      ASSERT_LE(std::fabs(got[i] - w), 1e-6 + 1e-5 * std::fabs(w)) << t.name << " at " << i;
-    }
+    expect_agrees_under_shown_names(t, {{"n", 333}}, 1e-6, 1e-5, gen);
     renamed += !t.op.names.empty();
   }
   EXPECT_GT(renamed, 25);
@@ -231,29 +238,7 @@ TEST(GenOracle, NotationFormsWithTheirOwnBufferNames) {
   std::mt19937 gen(11);
   int renamed = 0;
   for (auto& t : *tasks) {
-    env::size_set sz = t.spec.sizes.back();
-    std::map<std::string, std::vector<double>> shown, own;
-    for (std::size_t i = 0; i < t.spec.args.size(); ++i) {
-      auto& a = t.spec.args[i];
-      if (a.role != env::arg_role::input)
-        continue;
-      std::uniform_real_distribution<float> u(static_cast<float>(a.init.a), static_cast<float>(a.init.b));
-      auto& v = shown[a.p.name];
-      for (long long j = 0; j < t.spec.elements(i, sz); ++j)
-        v.push_back(u(gen));
-      std::string key = a.p.name;
-      for (auto& [o, s] : t.op.names)
-        if (s == a.p.name)
-          key = o;
-      own[key] = v;
-    }
-    auto want = evaluate(t.op, sz, own);
-    auto got = oracle(t.spec, t.op, sz, shown);
-    ASSERT_EQ(got.size(), want.size()) << t.name;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      double w = static_cast<float>(want[i]);
-      ASSERT_LE(std::fabs(got[i] - w), t.spec.atol + t.spec.rtol * std::fabs(w)) << t.name << " at " << i;
-    }
+    expect_agrees_under_shown_names(t, t.spec.sizes.back(), t.spec.atol, t.spec.rtol, gen);
     renamed += !t.op.names.empty();
   }
   EXPECT_GT(renamed, 15);

@@ -35,6 +35,15 @@ config::leap_config test_config() {
   return cfg;
 }
 
+// Every row verified (built, run and equal to LibTorch), each printed.
+void expect_all_verified(const std::vector<verify_row>& rows) {
+  for (auto& r : rows) {
+    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
+    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
+                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
+  }
+}
+
 } // namespace
 
 TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
@@ -57,11 +66,7 @@ TEST(GenVerifyE2E, SampleOfGeneratedReferencesMatchesLibTorch) {
   auto rows = verify_tasks(svc, **ev, names);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(rows.size(), names.size());
-  for (auto& r : rows) {
-    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
-    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
-                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
-  }
+  expect_all_verified(rows);
   std::printf("[ generated ] %zu tasks verified in %.1f s\n", rows.size(), secs);
 }
 
@@ -95,11 +100,7 @@ TEST(GenVerifyE2E, LayoutAndStencilVariantsMatchLibTorch) {
   ASSERT_TRUE(ev.ok()) << ev.message();
   auto rows = verify_tasks(svc, **ev, names);
   ASSERT_EQ(rows.size(), names.size());
-  for (auto& r : rows) {
-    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
-    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
-                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
-  }
+  expect_all_verified(rows);
 }
 
 // Notation forms (gen_<family>_n<n>) through the real pipeline: buffers under other names,
@@ -131,11 +132,7 @@ TEST(GenVerifyE2E, NotationFormsMatchLibTorch) {
   ASSERT_TRUE(ev.ok()) << ev.message();
   auto rows = verify_tasks(svc, **ev, names);
   ASSERT_EQ(rows.size(), names.size());
-  for (auto& r : rows) {
-    EXPECT_TRUE(r.ok) << r.task << ": " << r.problem;
-    std::printf("[ generated ] %-18s build %.2f s%s, run %.2f s, max|ref-torch| %.3g\n", r.task.c_str(),
-                r.compile_seconds, r.cached ? " (cached)" : "", r.run_seconds, r.max_abs_vs_oracle);
-  }
+  expect_all_verified(rows);
 }
 
 TEST(GenVerifyE2E, SuiteHashCoversGeneratedTasks) {
