@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Rebuilds the warm start that `make run` starts from (assets/warm_start) from scratch: the stages
 # of configs/warm-start/ in the order of their leading numbers (1-, 2-, ..., 10-), each a `leap
-# pretrain` with that file's [policy] and
-# [sft] (generated tasks labelled by construction, bundled tasks and bug variants by the
-# environment; labels are cached by content in ~/.cache/leap), each stage after the first
-# continuing from the one before (sft.init_checkpoint). Then the last stage's checkpoint replaces
-# the shipped one and the SHA-256 of its manifest.json is written into configs/quickstart.toml's
-# warm_start_sha256, the pin leap checks when it loads the warm start. Called by `make
-# warm-start` (about 4 h on 2 cores; docs/training.md).
+# pretrain` with that file's [policy] and [sft] (generated tasks labelled by construction, bundled
+# tasks and bug variants by the environment; labels are cached by content in ~/.cache/leap), each
+# stage after the first continuing from the one before (sft.init_checkpoint). Then the last
+# stage's checkpoint replaces the shipped one and the SHA-256 of its manifest.json is written into
+# configs/quickstart.toml's warm_start_sha256, the pin leap checks when it loads the warm start.
+# Called by `make warm-start` (about 4 h on 2 cores; docs/training.md).
 #
 #   scripts/make-warm-start.sh [--stages DIR] [--work DIR] [--out DIR] [--pin-in TOML]
 #                              [--set key=value ...]

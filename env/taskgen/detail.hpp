@@ -140,6 +140,8 @@ extern const char* const ir_marker;
 // as a person would (with the torch call it matches), and buffer names drawn per task.
 enum class style { plain, paraphrase, written, notation };
 
+// The name a task shows for the operator's buffer `own` (op.names, else `own` itself).
+std::string shown_name(const gen_op& op, const std::string& own);
 // The buffer names a paraphrase of `op` uses, drawn from r (empty where the family has none).
 std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r);
 
@@ -151,9 +153,11 @@ parts render_bcast(const gen_op& op, rng& r);
 parts render_softmax(const gen_op& op, rng& r);
 parts render_scan(const gen_op& op, rng& r);
 parts render_pool(const gen_op& op, rng& r);
-// A pooling kernel's window-loop body after its `for (int t = 0; t < K; ++t) {` line, the loop's
-// end and the store of y[idx] (accumulating xc[t] into acc by `reduce`; avg divides by `divisor`).
-std::string pool_accumulate(const std::string& reduce, const std::string& divisor);
+// The pooling reference kernel gen_kernel(x, y, C, L`extra_params`): one thread per output, a
+// window of `k` inputs moving by `s` (C++ text: literals, or the names of int parameters listed in
+// `extra_params`, e.g. ", int k, int s"), reduced into y[idx] by `reduce` (avg divides by `divisor`).
+std::string pool_kernel(const std::string& reduce, const std::string& k, const std::string& s,
+                        const std::string& divisor, const std::string& extra_params);
 parts render_matmul(const gen_op& op, rng& r);
 parts render_layout(const gen_op& op, rng& r);
 parts render_stencil(const gen_op& op, rng& r);

@@ -259,22 +259,16 @@ result<gen_task> make_task(std::uint64_t seed, family f, gen_kind k, int index, 
     p = render_parts(op, r);
     if (auto ok = check_parts(op, p); !ok)
       return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
-  } else if (w == wording::notation && has_notation(f)) {
-    // The plain task's ranges and sizes (its stream); the names and the wording from the
-    // notation form's own stream.
-    rng words(stream(0));
-    t.op.names = notation_names(op, words);
-    rng r(render_seed(seed, f, op));
-    p = render_notation(t.op, r, words);
-    if (auto ok = check_parts(t.op, p); !ok)
-      return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
-  } else if (op.fam == family::ew) {
+  } else if (op.fam == family::ew || (w == wording::notation && has_notation(f))) {
     // The plain task's ranges and sizes (its stream), so the refusal passes as it did for the
-    // plain task; the names and the wording from the paraphrase's own stream.
+    // plain task; the names and the wording from the paraphrase's (written, notation form's)
+    // own stream.
+    const bool notation = w == wording::notation;
     rng words(stream(0));
-    t.op.names = paraphrase_names(op, words);
+    t.op.names = notation ? notation_names(op, words) : paraphrase_names(op, words);
     rng r(render_seed(seed, f, op));
-    p = render_parts(t.op, r, w == wording::written ? style::written : style::paraphrase, &words);
+    p = notation ? render_notation(t.op, r, words)
+                 : render_parts(t.op, r, w == wording::written ? style::written : style::paraphrase, &words);
     if (auto ok = check_parts(t.op, p); !ok)
       return make_error("generated task " + t.name + ": tolerance refused: " + ok.message());
   } else {

@@ -14,6 +14,11 @@
 
 namespace leap::taskgen::detail {
 
+std::string shown_name(const gen_op& op, const std::string& own) {
+  auto it = op.names.find(own);
+  return it == op.names.end() ? own : it->second;
+}
+
 std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r) {
   if (op.fam != family::ew)
     return {};
@@ -39,13 +44,13 @@ std::map<std::string, std::string> paraphrase_names(const gen_op& op, rng& r) {
 }
 
 namespace {
-// The constants of e (nonzero ones only with `nonzero`), in prefix order.
-int count_constants(const expr& e, bool nonzero) {
+// The nonzero constants of e (what name_constant can name).
+int count_nonzero_constants(const expr& e) {
   if (e.kind == expr::constant)
-    return nonzero && e.value == 0 ? 0 : 1;
+    return e.value == 0 ? 0 : 1;
   int n = 0;
   for (auto& k : e.kids)
-    n += count_constants(k, nonzero);
+    n += count_nonzero_constants(k);
   return n;
 }
 
@@ -82,10 +87,7 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
   parts p;
   p.level = 1;
   p.category = "elementwise";
-  auto shown = [&](const std::string& n) {
-    auto it = op.names.find(n);
-    return it == op.names.end() ? n : it->second;
-  };
+  auto shown = [&](const std::string& n) { return shown_name(op, n); };
   std::vector<std::string> ins{"a", "b", "c"};
   ins.resize(static_cast<std::size_t>(op.inputs));
   const std::string out = shown("out");
@@ -153,7 +155,7 @@ parts render_ew(const gen_op& op, rng& r, style st, rng* wording) {
     std::vector<std::string> with;
     auto fpn = pn; // the formula's names
     if (st == style::notation) {
-      if (const int consts = count_constants(body, true); consts > 0 && wr.coin(50)) {
+      if (const int consts = count_nonzero_constants(body); consts > 0 && wr.coin(50)) {
         std::string cname;
         for (int tries = 0; tries < 10 && cname.empty(); ++tries) {
           cname = wr.pick(std::vector<std::string>{"alpha", "beta", "gamma", "delta", "k", "scale", "lam", "eps"});
@@ -466,17 +468,25 @@ parts render_scan(const gen_op& op, rng& r) {
   return p;
 }
 
-std::string pool_accumulate(const std::string& reduce, const std::string& divisor) {
-  std::string s = "    double v = (double)xc[t];\n";
-  if (reduce == "max") s += "    if (t == 0 || v > acc) acc = v;\n";
-  else if (reduce == "min") s += "    if (t == 0 || v < acc) acc = v;\n";
-  else if (reduce == "l2") s += "    acc += v * v;\n";
-  else if (reduce == "linf") s += "    if (fabs(v) > acc) acc = fabs(v);\n";
-  else s += "    acc += v;\n";
-  s += "  }\n";
-  if (reduce == "avg") s += "  acc /= " + divisor + ";\n";
-  if (reduce == "l2") s += "  acc = sqrt(acc);\n";
-  return s + "  y[idx] = (float)acc;\n}\n";
+std::string pool_kernel(const std::string& reduce, const std::string& k, const std::string& s,
+                        const std::string& divisor, const std::string& extra_params) {
+  std::string c = "__global__ void gen_kernel(const float* x, float* y, int C, int L" + extra_params + ") {\n"
+                  "  const int out_l = (L - " + k + ") / " + s + " + 1;\n"
+                  "  long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "  if (idx >= (long long)C * out_l) return;\n"
+                  "  const int c = (int)(idx / out_l), o = (int)(idx % out_l);\n"
+                  "  const float* xc = x + (long long)c * L + (long long)o * " + s + ";\n"
+                  "  double acc = 0.0;\n  for (int t = 0; t < " + k + "; ++t) {\n";
+  c += "    double v = (double)xc[t];\n";
+  if (reduce == "max") c += "    if (t == 0 || v > acc) acc = v;\n";
+  else if (reduce == "min") c += "    if (t == 0 || v < acc) acc = v;\n";
+  else if (reduce == "l2") c += "    acc += v * v;\n";
+  else if (reduce == "linf") c += "    if (fabs(v) > acc) acc = fabs(v);\n";
+  else c += "    acc += v;\n";
+  c += "  }\n";
+  if (reduce == "avg") c += "  acc /= " + divisor + ";\n";
+  if (reduce == "l2") c += "  acc = sqrt(acc);\n";
+  return c + "  y[idx] = (float)acc;\n}\n";
 }
 
 parts render_pool(const gen_op& op, rng& r) {
@@ -508,12 +518,7 @@ parts render_pool(const gen_op& op, rng& r) {
     << "inputs past the last full window are ignored. x lies in [" << num(rg.lo) << ", " << num(rg.hi)
     << "]. L and OL are not multiples of a block size in one test (C = " << p.sizes[1]["C"] << ", L = " << p.sizes[1]["L"] << ").";
   p.description = d.str();
-  std::ostringstream kc;
-  kc << "__global__ void gen_kernel(const float* x, float* y, int C, int L) {\n  const int out_l = (L - " << k << ") / " << s
-     << " + 1;\n  long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (idx >= (long long)C * out_l) return;\n"
-     << "  const int c = (int)(idx / out_l), o = (int)(idx % out_l);\n  const float* xc = x + (long long)c * L + (long long)o * " << s << ";\n"
-     << "  double acc = 0.0;\n  for (int t = 0; t < " << k << "; ++t) {\n" << pool_accumulate(op.reduce, std::to_string(k) + ".0");
-  p.kernels = kc.str();
+  p.kernels = pool_kernel(op.reduce, std::to_string(k), std::to_string(s), std::to_string(k) + ".0", "");
   p.launch = "  if (C <= 0 || L < " + std::to_string(k) + ") return;\n" + launch_1d("gen_kernel", "C * " + ol, "x, y, C, L");
   return p;
 }

@@ -21,11 +21,6 @@ std::string range_text(const std::string& init) {
   return "[" + init.substr(open + 1, close - open - 1) + "]";
 }
 
-std::string shown_name(const gen_op& op, const std::string& own) {
-  auto it = op.names.find(own);
-  return it == op.names.end() ? own : it->second;
-}
-
 // The args, kernels and launch of `p` under op.names.
 void rename_parts(parts& p, const gen_op& op) {
   for (auto& a : p.args) {
@@ -80,38 +75,32 @@ parts notation_red(const gen_op& op, rng& r, rng& w) {
   else // argmax, argmin
     formula = "the smallest " + j + " with " + f + " == " + (red == "argmax" ? "max_" : "min_") + k2 + " "
               + prose(op.map, {{"v", elem(k2)}});
-  static const std::map<std::string, std::pair<std::string, std::string>> names{
-    {"sum", {"Sum of each", "torch.sum"}},          {"mean", {"Mean of each", "torch.mean"}},
-    {"max", {"Maximum of each", "torch.amax"}},     {"min", {"Minimum of each", "torch.amin"}},
-    {"argmax", {"Index of the maximum of each", "torch.argmax"}},
-    {"argmin", {"Index of the minimum of each", "torch.argmin"}},
-    {"l1", {"L1 norm of each", "torch.linalg.vector_norm(ord=1)"}},
-    {"l2", {"Euclidean norm of each", "torch.linalg.vector_norm"}},
-    {"linf", {"Max norm (largest magnitude) of each", "torch.linalg.vector_norm(ord=inf)"}},
-    {"lse", {"Log-sum-exp of each", "torch.logsumexp"}}};
-  const auto& [head, torch_fn] = names.at(red);
+  struct naming {
+    std::string head, torch_fn, torch_args; // torch_fn(x<torch_args>, dim=...)
+  };
+  static const std::map<std::string, naming> names{
+    {"sum", {"Sum of each", "torch.sum", ""}},          {"mean", {"Mean of each", "torch.mean", ""}},
+    {"max", {"Maximum of each", "torch.amax", ""}},     {"min", {"Minimum of each", "torch.amin", ""}},
+    {"argmax", {"Index of the maximum of each", "torch.argmax", ""}},
+    {"argmin", {"Index of the minimum of each", "torch.argmin", ""}},
+    {"l1", {"L1 norm of each", "torch.linalg.vector_norm", ", ord=1"}},
+    {"l2", {"Euclidean norm of each", "torch.linalg.vector_norm", ""}},
+    {"linf", {"Max norm (largest magnitude) of each", "torch.linalg.vector_norm", ", ord=inf"}},
+    {"lse", {"Log-sum-exp of each", "torch.logsumexp", ""}}};
+  const naming& nm = names.at(red);
   std::ostringstream d;
-  d << head << (row ? " row" : " column");
+  d << nm.head << (row ? " row" : " column");
   if (!identity)
     d << " of " << prose(op.map, {{"v", x}});
-  else if (w.coin(50)) {
-    std::string call = torch_fn;
-    const std::string dim = std::string("dim=") + (row ? "1" : "0");
-    if (call.back() == ')')
-      call.insert(call.size() - 1, ", " + dim);
-    else
-      call += "(" + x + ", " + dim + ")";
-    if (call.find("(" + x) == std::string::npos)
-      call.insert(call.find('(') + 1, x + ", ");
-    d << " (as " << call << ")";
-  }
+  else if (w.coin(50))
+    d << " (as " << nm.torch_fn << "(" << x << nm.torch_args << ", dim=" << (row ? "1" : "0") << "))";
   d << ": " << x << " is rows x cols (row-major), " << out << " holds " << (row ? "rows" : "cols")
     << (idx_out ? " int32 values" : " float32 values") << " and\n" << out << "[" << o << "] = " << formula;
   if (red == "lse")
     d << " (subtract the largest term first so exp cannot overflow)";
   d << ".";
   if (idx_out)
-    d << " On ties the first, i.e. smallest, index wins (as " << names.at(red).second << "); the index is a "
+    d << " On ties the first, i.e. smallest, index wins (as " << nm.torch_fn << "); the index is a "
       << (row ? "column" : "row") << " index in [0, " << bound << "), not a flat offset.";
   auto defs = definitions({&op.map});
   if (!defs.empty())
@@ -138,7 +127,6 @@ parts notation_scan(const gen_op& op, rng& r, rng& w) {
   };
   const std::string range = op.reverse ? (op.exclusive ? j + " < " + k + " < " + len : j + " <= " + k + " < " + len)
                                        : (op.exclusive ? "0 <= " + k + " < " + j : "0 <= " + k + " <= " + j);
-  const std::string fn = op.reduce == "sum" ? "sum" : op.reduce;
   const std::string dim = row ? "1" : "0";
   const bool identity = op.map.kind == expr::var;
   std::ostringstream d;
@@ -150,7 +138,7 @@ parts notation_scan(const gen_op& op, rng& r, rng& w) {
   else if (!op.reverse && !op.exclusive && w.coin(60))
     d << " (as " << (op.reduce == "sum" ? "torch.cumsum(" + x + ", dim=" + dim + ")"
                                         : "torch.cum" + op.reduce + "(" + x + ", dim=" + dim + ").values") << ")";
-  d << ": " << x << " and " << y << " are rows x cols (row-major);\n" << elem(y, j) << " = " << fn << "_{" << range << "} "
+  d << ": " << x << " and " << y << " are rows x cols (row-major);\n" << elem(y, j) << " = " << op.reduce << "_{" << range << "} "
     << prose(op.map, {{"v", elem(x, k)}});
   if (op.exclusive)
     d << " (0 when the range is empty)";
@@ -263,13 +251,7 @@ parts notation_pool(const gen_op& op, rng& r, rng& w) {
     }
     p.sample["k"] = K;
     p.sample["s"] = S;
-    std::ostringstream kc;
-    kc << "__global__ void gen_kernel(const float* x, float* y, int C, int L, int k, int s) {\n"
-       << "  const int out_l = (L - k) / s + 1;\n  long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-       << "  if (idx >= (long long)C * out_l) return;\n"
-       << "  const int c = (int)(idx / out_l), o = (int)(idx % out_l);\n  const float* xc = x + (long long)c * L + (long long)o * s;\n"
-       << "  double acc = 0.0;\n  for (int t = 0; t < k; ++t) {\n" << pool_accumulate(op.reduce, "(double)k");
-    p.kernels = kc.str();
+    p.kernels = pool_kernel(op.reduce, "k", "s", "(double)k", ", int k, int s");
     p.launch = "  if (C <= 0 || k <= 0 || s <= 0 || L < k) return;\n" + launch_1d("gen_kernel", "C * " + ol, "x, y, C, L, k, s");
   }
   return p;

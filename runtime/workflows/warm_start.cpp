@@ -240,12 +240,9 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
                                              static_cast<std::size_t>(cfg.sft.generated_tasks));
     for (std::size_t i = 0; i < n_bug && i < gen->size(); ++i) {
       co.generated_bug_tasks.push_back((*gen)[i].name);
-      if (auto p = taskgen::paraphrase_of((*gen)[i].name))
-        co.generated_bug_tasks.push_back(*p);
-      if (auto w = taskgen::written_of((*gen)[i].name))
-        co.generated_bug_tasks.push_back(*w);
-      if (auto n = taskgen::notation_of((*gen)[i].name))
-        co.generated_bug_tasks.push_back(*n);
+      for (auto other : {&taskgen::paraphrase_of, &taskgen::written_of, &taskgen::notation_of})
+        if (auto o = other((*gen)[i].name))
+          co.generated_bug_tasks.push_back(*o);
     }
     auto m = std::make_shared<std::map<std::string, env::task_spec>>(*svc.tasks);
     for (auto& t : *gen) {
