@@ -36,7 +36,7 @@ result<cli_args> parse_args(int argc, char** argv) {
                                                    "--checkpoint", "--sweep", "--listen",
                                                    "--head", "--join", "--tokenizer"};
   static const std::vector<std::string> bare{"--json", "--reference", "--help", "-h", "--resume",
-                                             "--jsonl"};
+                                             "--jsonl", "--by-arm"};
   cli_args a;
   for (int i = 1; i < argc; ++i) {
     std::string w = argv[i];

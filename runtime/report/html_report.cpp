@@ -1,6 +1,7 @@
 // render_report and write_report: see html_report.hpp.
 #include "runtime/report/html_report.hpp"
 
+#include "runtime/report/seed_stats.hpp"
 #include "runtime/report/svg_chart.hpp"
 
 #include "common/fs.hpp"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 
@@ -26,8 +28,33 @@ struct line_spec {
   int dash = 0;
 };
 
-// One chart: for every run, one line per spec, x = step or wall-clock minutes.
-std::string chart_of(const std::vector<run_data>& runs, const std::string& title,
+// Runs grouped into arms (--by-arm): each arm is drawn as the mean of its runs with a 95% band.
+struct grouping {
+  std::vector<std::string> names; // the arms, in order of first appearance
+  std::vector<int> of_run;        // the arm of each run
+};
+
+// The lines of one arm: for each of its runs, the points (x, y) that `point` gives per step.
+template <class Point>
+series arm_series(const std::vector<run_data>& runs, const grouping& g, int arm,
+                  const std::string& label, Point point) {
+  std::vector<std::vector<std::pair<double, double>>> per_run;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (g.of_run[r] != arm)
+      continue;
+    std::vector<std::pair<double, double>> pts;
+    for (std::size_t i = 0; i < runs[r].steps.size(); ++i)
+      if (auto p = point(runs[r], i))
+        pts.push_back(*p);
+    per_run.push_back(std::move(pts));
+  }
+  return mean_series(label, arm, per_run);
+}
+
+using point_t = std::optional<std::pair<double, double>>;
+
+// One chart: for every run (or arm, with `g`), one line per spec, x = step or wall-clock minutes.
+std::string chart_of(const std::vector<run_data>& runs, const grouping* g, const std::string& title,
                      const std::string& y_label, const std::vector<line_spec>& specs,
                      bool by_wall_clock, std::optional<double> y_min, std::optional<double> y_max) {
   chart c;
@@ -36,6 +63,21 @@ std::string chart_of(const std::vector<run_data>& runs, const std::string& title
   c.y_label = y_label;
   c.y_min = y_min;
   c.y_max = y_max;
+  if (g) {
+    for (std::size_t a = 0; a < g->names.size(); ++a)
+      for (auto& spec : specs) {
+        auto s = arm_series(runs, *g, static_cast<int>(a),
+                            g->names[a] + (spec.name.empty() ? "" : " " + spec.name),
+                            [&](const run_data& r, std::size_t i) -> point_t {
+                              return std::make_pair(by_wall_clock ? r.wall_seconds[i] / 60.0
+                                                                  : double(r.steps[i].step),
+                                                    spec.value(r.steps[i]));
+                            });
+        s.dash = spec.dash;
+        c.lines.push_back(std::move(s));
+      }
+    return render_svg(c);
+  }
   for (std::size_t r = 0; r < runs.size(); ++r)
     for (auto& spec : specs) {
       series s;
@@ -54,13 +96,31 @@ std::string chart_of(const std::vector<run_data>& runs, const std::string& title
 
 // The held-out evaluations' Acc@1 and Acc@3 (train.eval_every): one point per evaluated step,
 // x = step or the run's elapsed minutes (learner steps and evaluations) at the end of that step.
-std::string heldout_chart(const std::vector<run_data>& runs, bool by_wall_clock) {
+std::string heldout_chart(const std::vector<run_data>& runs, const grouping* g, bool by_wall_clock) {
   chart c;
   c.title = by_wall_clock ? "Held-out Acc@1 / Acc@3 by wall-clock" : "Held-out Acc@1 / Acc@3 by step";
   c.x_label = by_wall_clock ? "wall-clock incl. evaluations (minutes)" : "learner step";
   c.y_label = "pass rate";
   c.y_min = 0.0;
   c.y_max = 1.0;
+  if (g) {
+    for (std::size_t a = 0; a < g->names.size(); ++a)
+      for (int k : {1, 3}) {
+        auto s = arm_series(runs, *g, static_cast<int>(a),
+                            g->names[a] + " held-out Acc@" + std::to_string(k),
+                            [&](const run_data& r, std::size_t i) -> point_t {
+                              const auto& h = r.steps[i].heldout;
+                              if (!h)
+                                return std::nullopt;
+                              return std::make_pair(by_wall_clock ? r.elapsed_seconds[i] / 60.0
+                                                                  : double(r.steps[i].step),
+                                                    k == 1 ? h->acc_at_1 : h->acc_at_3);
+                            });
+        s.dash = k == 1 ? 0 : 2;
+        c.lines.push_back(std::move(s));
+      }
+    return render_svg(c);
+  }
   for (std::size_t r = 0; r < runs.size(); ++r)
     for (int k : {1, 3}) {
       series s;
@@ -165,7 +225,9 @@ std::string page_head(const std::string& title, const std::string& extra_css) {
          + extra_css + "</style>\n</head>\n<body>\n<h1>" + escape_xml(title) + "</h1>\n";
 }
 
-std::string render_report(const std::vector<run_data>& runs) {
+namespace {
+
+std::string render_page(const std::vector<run_data>& runs, const grouping* g) {
   auto acc = [] {
     return std::vector<line_spec>{
       {"Acc@1", [](const step_row& s) { return s.acc_at_1; }, 0},
@@ -174,38 +236,38 @@ std::string render_report(const std::vector<run_data>& runs) {
   };
   auto one = [](metric m) { return std::vector<line_spec>{{"", std::move(m), 0}}; };
   std::vector<std::string> charts = {
-    chart_of(runs, "Acc@1 / Acc@2 / Acc@3 by step", "pass rate", acc(), false, 0.0, 1.0),
-    chart_of(runs, "Acc@k by wall-clock", "pass rate", acc(), true, 0.0, 1.0),
-    chart_of(runs, "Compile requests per step", "requests",
+    chart_of(runs, g, "Acc@1 / Acc@2 / Acc@3 by step", "pass rate", acc(), false, 0.0, 1.0),
+    chart_of(runs, g, "Acc@k by wall-clock", "pass rate", acc(), true, 0.0, 1.0),
+    chart_of(runs, g, "Compile requests per step", "requests",
              {{"turn 1", [](const step_row& s) { return double(s.compile_requests_turn1()); }, 0},
               {"later turns", [](const step_row& s) { return double(s.compiles_later_turns); }, 1}},
              false, 0.0, std::nullopt),
-    chart_of(runs, "Build cache per step", "builds",
+    chart_of(runs, g, "Build cache per step", "builds",
              {{"hits", [](const step_row& s) { return double(s.cache_hits); }, 0},
               {"real compiles", [](const step_row& s) { return double(s.compiles); }, 1}},
              false, 0.0, std::nullopt),
-    chart_of(runs, "Activated groups (DCP)", "fraction of groups",
+    chart_of(runs, g, "Activated groups (DCP)", "fraction of groups",
              one([](const step_row& s) { return s.activated_groups; }), false, 0.0, 1.0),
-    chart_of(runs, "Turns per pass", "turns",
+    chart_of(runs, g, "Turns per pass", "turns",
              one([](const step_row& s) { return s.turns_per_pass; }), false, 1.0, std::nullopt),
-    chart_of(runs, "Recovery (turn-1 failures fixed later)", "fraction",
+    chart_of(runs, g, "Recovery (turn-1 failures fixed later)", "fraction",
              one([](const step_row& s) { return s.recovery ? *s.recovery : nan; }), false, 0.0, 1.0),
-    chart_of(runs, "Loss", "loss", one([](const step_row& s) { return s.loss; }), false,
+    chart_of(runs, g, "Loss", "loss", one([](const step_row& s) { return s.loss; }), false,
              std::nullopt, std::nullopt),
-    chart_of(runs, "KL to the reference", "KL", one([](const step_row& s) { return s.kl; }), false,
+    chart_of(runs, g, "KL to the reference", "KL", one([](const step_row& s) { return s.kl; }), false,
              0.0, std::nullopt),
-    chart_of(runs, "Clip fraction", "fraction",
+    chart_of(runs, g, "Clip fraction", "fraction",
              one([](const step_row& s) { return s.clip_fraction; }), false, 0.0, std::nullopt),
-    chart_of(runs, "Gradient norm", "norm", one([](const step_row& s) { return s.grad_norm; }),
+    chart_of(runs, g, "Gradient norm", "norm", one([](const step_row& s) { return s.grad_norm; }),
              false, 0.0, std::nullopt),
-    chart_of(runs, "Infrastructure per step", "count",
+    chart_of(runs, g, "Infrastructure per step", "count",
              {{"attempts lost", [](const step_row& s) { return double(s.dropped); }, 0},
               {"jobs retried", [](const step_row& s) { return double(s.jobs_retried); }, 1},
               {"nodes lost", [](const step_row& s) { return double(s.nodes_lost); }, 2},
               {"nodes rejoined", [](const step_row& s) { return double(s.nodes_rejoined); }, 3},
               {"jobs rerun", [](const step_row& s) { return double(s.jobs_rerun); }, 4}},
              false, 0.0, std::nullopt),
-    chart_of(runs, "Stage utilisation", "busy fraction",
+    chart_of(runs, g, "Stage utilisation", "busy fraction",
              {{"generate", [](const step_row& s) { return s.util_generate; }, 0},
               {"compile", [](const step_row& s) { return s.util_compile; }, 1},
               {"execute", [](const step_row& s) { return s.util_execute; }, 2}},
@@ -216,12 +278,16 @@ std::string render_report(const std::vector<run_data>& runs) {
                        [](const step_row& s) { return s.heldout.has_value(); });
   });
   if (any_heldout) {
-    charts.insert(charts.begin() + 2, heldout_chart(runs, true));
-    charts.insert(charts.begin() + 2, heldout_chart(runs, false));
+    charts.insert(charts.begin() + 2, heldout_chart(runs, g, true));
+    charts.insert(charts.begin() + 2, heldout_chart(runs, g, false));
   }
-  std::string o = page_head("leap report") + "<p>";
+  std::string o = page_head(g ? "leap report, by arm" : "leap report") + "<p>";
   for (std::size_t r = 0; r < runs.size(); ++r)
-    o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>";
+    o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>"
+         + (g ? " (" + escape_xml(g->names[static_cast<std::size_t>(g->of_run[r])]) + ")" : "");
+  if (g)
+    o += ". Each arm (the runs' parent directory) is drawn as the mean of its runs, step by step, "
+         "with its 95% Student t interval shaded (where two or more runs have the step)";
   o += ". Acc@k: the fraction of a step's ranked attempts solved within k turns (the training "
        "groups themselves; per-step noise is large on small batches). Summary: Acc@k is the "
        "mean of the last 3 steps; activated, turns / pass and recovery are means over steps. "
@@ -238,7 +304,32 @@ std::string render_report(const std::vector<run_data>& runs) {
   return o;
 }
 
-result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path) {
+} // namespace
+
+std::string render_report(const std::vector<run_data>& runs) { return render_page(runs, nullptr); }
+
+std::string arm_of(const std::string& run_dir) {
+  auto p = std::filesystem::path(run_dir).lexically_normal();
+  if (!p.has_filename()) // a trailing slash
+    p = p.parent_path();
+  auto parent = p.parent_path().filename().string();
+  return parent.empty() || parent == "." || parent == ".." ? p.string() : parent;
+}
+
+std::string render_report_by_arm(const std::vector<run_data>& runs) {
+  grouping g;
+  for (auto& r : runs) {
+    const auto arm = arm_of(r.dir);
+    auto it = std::find(g.names.begin(), g.names.end(), arm);
+    g.of_run.push_back(static_cast<int>(it - g.names.begin()));
+    if (it == g.names.end())
+      g.names.push_back(arm);
+  }
+  return render_page(runs, &g);
+}
+
+result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path,
+                          bool by_arm) {
   if (run_dirs.empty())
     return make_error("report: no run directory given");
   std::vector<run_data> runs;
@@ -248,7 +339,7 @@ result<void> write_report(const std::vector<std::string>& run_dirs, const std::s
       return r.err();
     runs.push_back(std::move(*r));
   }
-  if (auto w = write_file_atomic(out_path, render_report(runs)); !w)
+  if (auto w = write_file_atomic(out_path, by_arm ? render_report_by_arm(runs) : render_report(runs)); !w)
     return make_error("report: " + w.message());
   return {};
 }

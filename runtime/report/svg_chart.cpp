@@ -73,6 +73,10 @@ std::string render_svg(const chart& c, int width, int height) {
       xhi = std::max(xhi, s.x[i]);
       ylo = std::min(ylo, s.y[i]);
       yhi = std::max(yhi, s.y[i]);
+      if (i < s.lo.size() && i < s.hi.size() && std::isfinite(s.lo[i]) && std::isfinite(s.hi[i])) {
+        ylo = std::min(ylo, s.lo[i]);
+        yhi = std::max(yhi, s.hi[i]);
+      }
     }
   std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
                   "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
@@ -134,6 +138,39 @@ std::string render_svg(const chart& c, int width, int height) {
   o += "<text transform=\"translate(12," + num(top + ph / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" class=\"k\">" + escape_xml(c.y_label) + "</text>\n";
   static const char* dashes[] = {"", " stroke-dasharray=\"6 3\"", " stroke-dasharray=\"2 3\""};
+  // Bands first, under every line: one polygon per run of points that have a band (hi along
+  // the points, then lo back).
+  for (auto& s : c.lines) {
+    const std::size_t n = std::min({s.x.size(), s.y.size(), s.lo.size(), s.hi.size()});
+    const auto& colour = palette()[static_cast<std::size_t>(s.color) % palette().size()];
+    std::size_t i = 0;
+    while (i < n) {
+      auto banded = [&](std::size_t k) {
+        return std::isfinite(s.x[k]) && std::isfinite(s.lo[k]) && std::isfinite(s.hi[k]);
+      };
+      if (!banded(i)) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < n && banded(j))
+        ++j;
+      if (j - i >= 2) {
+        std::string pts;
+        for (std::size_t k = i; k < j; ++k)
+          pts += (pts.empty() ? "" : " ") + num(X(s.x[k])) + "," + num(Y(s.hi[k]));
+        for (std::size_t k = j; k-- > i;)
+          pts += " " + num(X(s.x[k])) + "," + num(Y(s.lo[k]));
+        o += "<polygon fill=\"" + colour + "\" fill-opacity=\"0.15\" stroke=\"none\" points=\"" +
+             pts + "\"/>\n";
+      } else { // a lone point: an error bar
+        o += "<line x1=\"" + num(X(s.x[i])) + "\" x2=\"" + num(X(s.x[i])) + "\" y1=\"" +
+             num(Y(s.lo[i])) + "\" y2=\"" + num(Y(s.hi[i])) + "\" stroke=\"" + colour +
+             "\" stroke-opacity=\"0.5\" stroke-width=\"3\"/>\n";
+      }
+      i = j;
+    }
+  }
   for (auto& s : c.lines) {
     const auto& colour = palette()[static_cast<std::size_t>(s.color) % palette().size()];
     const char* dash = dashes[std::clamp(s.dash, 0, 2)];

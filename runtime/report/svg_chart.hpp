@@ -1,5 +1,5 @@
 // Line charts as inline SVG text for `leap report`: axes with "nice" ticks, one polyline per
-// series (NaN y values break a line), a legend. Pure string building, no I/O; any thread may
+// series (NaN y values break a line) with an optional shaded interval band, a legend. Pure string building, no I/O; any thread may
 // call these functions.
 #pragma once
 
@@ -15,6 +15,10 @@ struct series {
   std::vector<double> x, y; // same length; y may hold NaN for "no value at this x"
   int color = 0;            // index into palette()
   int dash = 0;             // 0 solid, 1 dashed, 2 dotted
+  // An interval band around the line (e.g. a 95% interval over seeds), shaded in the line's
+  // colour: lo and hi parallel to x, or both empty for none. Points where either is NaN have no
+  // band (a line from one seed).
+  std::vector<double> lo, hi;
 };
 
 struct chart {

@@ -3,6 +3,7 @@
 // outside.
 #include "common/fs.hpp"
 #include "runtime/report/html_report.hpp"
+#include "runtime/report/seed_stats.hpp"
 #include "runtime/report/svg_chart.hpp"
 
 #include <gtest/gtest.h>
@@ -71,8 +72,8 @@ TEST(ReportTicks, NiceStepsByHand) {
 TEST(ReportSvg, OnePolylinePerSeriesAndNanBreaksALine) {
   chart c;
   c.title = "t <1>";
-  c.lines.push_back({"a", {1, 2, 3}, {0.1, 0.2, 0.3}, 0, 0});
-  c.lines.push_back({"b", {1, 2, 3, 4, 5}, {0.5, 0.4, NAN, 0.2, 0.1}, 1, 1});
+  c.lines.push_back({"a", {1, 2, 3}, {0.1, 0.2, 0.3}, 0, 0, {}, {}});
+  c.lines.push_back({"b", {1, 2, 3, 4, 5}, {0.5, 0.4, NAN, 0.2, 0.1}, 1, 1, {}, {}});
   auto svg = render_svg(c);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_EQ(count(svg, "<polyline"), 3u) << "b is cut in two by its NaN";
@@ -82,6 +83,31 @@ TEST(ReportSvg, OnePolylinePerSeriesAndNanBreaksALine) {
   chart empty;
   empty.title = "nothing";
   EXPECT_NE(render_svg(empty).find("no data"), std::string::npos);
+}
+
+TEST(ReportSvg, BandsUnderTheLinesCutWhereTheyHaveNoInterval) {
+  chart c;
+  c.y_min = 0.0;
+  c.y_max = 1.0;
+  series a{"a", {1, 2, 3, 4, 5}, {0.5, 0.5, 0.5, 0.5, 0.5}, 2, 0, {}, {}};
+  a.lo = {0.4, 0.3, NAN, 0.45, 0.2};
+  a.hi = {0.6, 0.7, NAN, 0.55, 0.8};
+  c.lines.push_back(a);
+  series b{"b", {1}, {0.9}, 1, 0, {}, {}};
+  b.lo = {0.85};
+  b.hi = {0.95};
+  c.lines.push_back(b);
+  c.lines.push_back({"no band", {1, 2}, {0.1, 0.2}, 0, 0, {}, {}});
+  auto svg = render_svg(c);
+  // a: points 1-2 and 4-5 are two polygons (3 has no interval); b's lone point is an error bar.
+  EXPECT_EQ(count(svg, "<polygon"), 2u);
+  EXPECT_EQ(count(svg, "fill-opacity=\"0.15\""), 2u);
+  EXPECT_EQ(count(svg, "stroke-opacity=\"0.5\""), 1u);
+  // The bands lie under the lines: every polygon comes before the first polyline.
+  EXPECT_LT(svg.rfind("<polygon"), svg.find("<polyline"));
+  // A band's colour is its line's.
+  const auto& pal = palette();
+  EXPECT_NE(svg.find("<polygon fill=\"" + pal[2] + "\""), std::string::npos);
 }
 
 TEST(ReportRuns, ReaderNamesFileLineAndFieldAndSkipsATornLastLine) {
@@ -141,6 +167,43 @@ TEST(ReportPage, TwoRunsInOneSelfContainedPage) {
   const auto out2 = t.root + "/page2.html";
   EXPECT_FALSE(write_report({a, t.root + "/nope"}, out2).ok());
   EXPECT_FALSE(fs::exists(out2));
+}
+
+// --by-arm: runs grouped by their parent directory, each arm one line per metric (the mean of
+// its runs step by step, by hand below) with a band where two runs have the step.
+TEST(ReportPage, ByArmMeansOfTheRunsWithBands) {
+  temp_runs t;
+  auto a1 = t.add("leap/seed1", line(1, 0.25, "null", 30) + line(2, 0.5, "0.5", 30));
+  auto a2 = t.add("leap/seed2", line(1, 0.75, "null", 30) + line(2, 0.5, "0.5", 30) + line(3, 1, "1", 30));
+  auto b1 = t.add("grpo/seed1", line(1, 0.125, "null", 20));
+  EXPECT_EQ(arm_of(a1), "leap");
+  EXPECT_EQ(arm_of(a2 + "/"), "leap");
+  EXPECT_EQ(arm_of("solo"), "solo");
+  const auto out = t.root + "/arms.html";
+  ASSERT_TRUE(write_report({a1, b1, a2}, out, true).ok());
+  auto page = *read_file(out);
+  EXPECT_NE(page.find("leap report, by arm"), std::string::npos);
+  EXPECT_NE(page.find("(leap)"), std::string::npos);
+  EXPECT_NE(page.find("(grpo)"), std::string::npos);
+  // Acc@1 by step: "leap Acc@1" is one line for two runs, grpo's another; no line per run.
+  EXPECT_NE(page.find(">leap Acc@1</text>"), std::string::npos);
+  EXPECT_NE(page.find(">grpo Acc@1</text>"), std::string::npos);
+  EXPECT_EQ(page.find(">seed1 Acc@1</text>"), std::string::npos);
+  // Bands: leap's steps 1-2 have two runs (a polygon per metric); grpo has one run, no band.
+  EXPECT_GT(count(page, "<polygon"), 0u);
+  // The mean at step 1 of leap: Acc@1 (0.25 + 0.75) / 2 = 0.5; t95(1) * 0.3536 / sqrt 2 = 3.18
+  // half-width, clipped by nothing: the interval math itself is ExperimentStats' (t95, n - 1).
+  auto sr = mean_series("x", 0, {{{1, 0.25}, {2, 0.5}}, {{1, 0.75}, {2, 0.5}, {3, 1.0}}});
+  ASSERT_EQ(sr.y.size(), 3u);
+  EXPECT_DOUBLE_EQ(sr.y[0], 0.5);
+  EXPECT_NEAR(sr.hi[0] - sr.y[0], 12.706 * 0.25, 1e-9); // s = 0.3536, s / sqrt 2 = 0.25
+  EXPECT_DOUBLE_EQ(sr.lo[1], 0.5);                       // two equal values: a zero-width band
+  EXPECT_DOUBLE_EQ(sr.y[2], 1.0);
+  EXPECT_TRUE(std::isnan(sr.hi[2]));                     // one run: no band
+  // A point no run has a finite value for is a gap, not a zero.
+  auto gap = mean_series("g", 0, {{{1, NAN}}, {{1, NAN}}});
+  ASSERT_EQ(gap.y.size(), 1u);
+  EXPECT_TRUE(std::isnan(gap.y[0]));
 }
 
 // The per-step infrastructure figures ("dropped" and the "infra" object leap train writes) are
