@@ -211,6 +211,7 @@ int run(const request& req) {
   if (kept)
     std::printf("resuming: %zu of %zu runs finished earlier are kept\n", kept, jobs.size());
 
+  std::optional<ex::run_result> warm_eval; // the warm start's own evaluation, made below
   auto write_results = [&]() -> bool {
     std::vector<ex::run_result> finished;
     std::vector<std::string> dirs;
@@ -219,7 +220,8 @@ int run(const request& req) {
         finished.push_back(results[i]);
         dirs.push_back(jobs[i].dir);
       }
-    auto sums = ex::summarise(spec, finished);
+    const ex::run_result* warm_row = warm_eval ? &*warm_eval : nullptr;
+    auto sums = ex::summarise(spec, finished, warm_row);
     std::vector<std::string> commits, suites;
     for (auto& r : finished) {
       if (std::find(commits.begin(), commits.end(), r.commit) == commits.end())
@@ -246,10 +248,10 @@ int run(const request& req) {
         ok = false;
       }
     };
-    put("table.md", ex::render_table_md(spec, sums, meta));
+    put("table.md", ex::render_table_md(spec, sums, meta, warm_row));
     put("results.csv", ex::render_results_csv(spec, sums));
     put("runs.csv", ex::render_runs_csv(finished));
-    put("report.html", ex::render_html(spec, sums, meta, finished, dirs));
+    put("report.html", ex::render_html(spec, sums, meta, finished, dirs, warm_row));
     return ok;
   };
 
@@ -300,6 +302,54 @@ int run(const request& req) {
                              "make it again\n", warm.c_str(), out.c_str());
   }
   std::fflush(stdout);
+
+  // The warm start's own evaluation, the row every arm's change is measured from: made once,
+  // redone when the eval's configuration changed.
+  {
+    const auto wcfg = ex::warm_start_eval_config(base, spec);
+    const std::string hash = ex::config_hash(wcfg);
+    const std::string path = out + "/warm_start_eval.json";
+    if (auto kept_eval = ex::read_warm_start_eval(path); kept_eval && kept_eval->config_hash == hash) {
+      warm_eval = std::move(*kept_eval);
+      std::printf("warm start evaluation: kept (eval Acc@1 %.3f)\n", warm_eval->acc1);
+    } else {
+      std::printf("warm start evaluation: leap eval --checkpoint %s (log %s/warm_start_eval.log)\n",
+                  warm.c_str(), out.c_str());
+      std::fflush(stdout);
+      const std::string cfg_path = out + "/warm_start_eval.toml";
+      if (auto w = write_file_atomic(cfg_path, config::to_toml(wcfg)); !w) {
+        std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
+        return exit_failed;
+      }
+      int rc = run_child({"--config", cfg_path, "eval", "--checkpoint", warm, "--json"},
+                         out + "/warm_start_eval.out", out + "/warm_start_eval.log");
+      if (g_interrupted.load() || rc == 130) {
+        std::printf("warm start evaluation: interrupted; rerun the same command to continue\n");
+        return 130;
+      }
+      auto ej = nlohmann::json::parse(last_line(out + "/warm_start_eval.out"), nullptr, false);
+      if (rc != 0 || ej.is_discarded() || !ej.is_object() || !ej.contains("acc_at_1")) {
+        std::fprintf(stderr, "leap experiment: the warm start's evaluation failed (exit %d); see "
+                             "%s/warm_start_eval.log\n", rc, out.c_str());
+        return exit_failed;
+      }
+      ej.erase("per_task"); // kept in warm_start_eval.out
+      nlohmann::json rec{{"complete", true}, {"config_hash", hash}, {"warm_start", warm}, {"eval", ej}};
+      if (auto w = write_file_atomic(path, dump_lossy(rec) + "\n"); !w) {
+        std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
+        return exit_failed;
+      }
+      auto back = ex::read_warm_start_eval(path);
+      if (!back) {
+        std::fprintf(stderr, "leap experiment: %s\n", back.message().c_str());
+        return exit_failed;
+      }
+      warm_eval = std::move(*back);
+      std::printf("warm start evaluation: eval Acc@1/2/3 %.3f/%.3f/%.3f\n", warm_eval->acc1,
+                  warm_eval->acc2, warm_eval->acc3);
+    }
+    std::fflush(stdout);
+  }
 
   std::vector<std::string> failed;
   double spent = 0;

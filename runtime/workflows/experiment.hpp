@@ -1,8 +1,10 @@
 // The experiment workflow (`leap experiment`): the paper's comparison in miniature. The config
 // file's [experiment] section (runtime/workflows/experiment_data.hpp) names arms and seeds; one
 // warm start is shared by all arms (OUT/warm_start, `leap pretrain` of the file's config, made
-// once; or train.warm_start when the file sets it), then every seed x arm is a `leap train` run
-// with the same budget, then `leap eval` of its final checkpoint with the fixed eval seed. Each
+// once; or train.warm_start when the file sets it) and evaluated once with the runs' eval
+// (OUT/warm_start_eval.json, redone when that eval's config changes: the row each arm's change is
+// measured from), then every seed x arm is a `leap train` run with the same budget, then `leap
+// eval` of its final checkpoint with the fixed eval seed. Each
 // run is a child process of this very binary (/proc/self/exe), strictly one after another (a
 // wall-clock budget stays fair; a crash of one run does not end the experiment), with its
 // effective config in OUT/runs/<arm>/seed<N>/config.toml. A run is finished when its eval.json

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace leap::runtime::experiment {
 
@@ -158,9 +159,10 @@ result<spec> load_spec(const std::string& path, const config::leap_config& base)
   }
   if (!diag.empty())
     return diag.error();
-  // Rules across keys, per arm (the run config adds only budget, seeds and the warm start).
+  // Rules across keys, per arm (the run config adds only budget, seeds and the warm start: the
+  // file's own, which its pin refers to, or one the experiment makes, which nothing pins).
   for (std::size_t i = 0; i < s.arms.size(); ++i)
-    if (auto r = run_config(base, s, s.arms[i], s.seeds.front(), ""); !r) {
+    if (auto r = run_config(base, s, s.arms[i], s.seeds.front(), base.train.warm_start); !r) {
       // "arm 'x': --set <assignment>: [train] dcp_t_min: why", one per line: at the set element
       // the rule names first (every one was applied), else at the arm's table.
       const checked_table& t = *arm_tables[i];
@@ -211,23 +213,72 @@ std::string config_hash(const config::leap_config& cfg) {
   return sha256_hex(config::to_toml(c)).substr(0, 16);
 }
 
-result<run_result> read_run_result(const std::string& run_dir) {
-  const std::string path = run_dir + "/eval.json";
+namespace {
+
+// `leap eval --json`'s figures into r (throws nlohmann's exceptions on a missing field).
+void read_eval_figures(const nlohmann::json& ev, run_result& r) {
+  r.acc1 = ev.at("acc_at_1").get<double>();
+  r.acc2 = ev.at("acc_at_2").get<double>();
+  r.acc3 = ev.at("acc_at_3").get<double>();
+  r.turns_per_pass = ev.at("turns_per_pass").get<double>();
+  // Per set (runtime/workflows/evaluation.hpp's eval_set_of); absent in older results.
+  if (auto sets = ev.find("per_set"); sets != ev.end() && sets->is_object())
+    for (auto [name, acc1, acc3] :
+         {std::tuple<const char*, std::optional<double>*, std::optional<double>*>{
+            "bundled", &r.bundled_acc1, &r.bundled_acc3},
+          {"generated_composition", &r.comp_acc1, &r.comp_acc3}})
+      if (auto it = sets->find(name); it != sets->end()) {
+        *acc1 = it->at("acc_at_1").get<double>();
+        *acc3 = it->at("acc_at_3").get<double>();
+      }
+}
+
+// A result file of `leap experiment` as JSON; an error unless it is complete.
+result<nlohmann::json> read_complete(const std::string& path) {
   auto text = read_file(path);
   if (!text)
     return text.err();
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.value("complete", false))
     return make_error(path + ": not a complete result");
+  return j;
+}
+
+} // namespace
+
+config::leap_config warm_start_eval_config(const config::leap_config& base, const spec& s) {
+  auto cfg = base;
+  cfg.eval.seed = static_cast<decltype(cfg.eval.seed)>(s.eval_seed);
+  return cfg;
+}
+
+result<run_result> read_warm_start_eval(const std::string& path) {
+  auto j = read_complete(path);
+  if (!j)
+    return j.err();
+  run_result r;
+  r.arm = "warm start";
+  try {
+    read_eval_figures(j->at("eval"), r);
+    r.config_hash = j->at("config_hash").get<std::string>();
+    r.task_suite = j->at("eval").value("task_suite", "");
+  } catch (const std::exception& e) {
+    return make_error(path + ": " + e.what());
+  }
+  return r;
+}
+
+result<run_result> read_run_result(const std::string& run_dir) {
+  const std::string path = run_dir + "/eval.json";
+  auto jr = read_complete(path);
+  if (!jr)
+    return jr.err();
+  const auto& j = *jr;
   run_result r;
   try {
     r.arm = j.at("arm").get<std::string>();
     r.seed = j.at("seed").get<std::int64_t>();
-    auto& ev = j.at("eval");
-    r.acc1 = ev.at("acc_at_1").get<double>();
-    r.acc2 = ev.at("acc_at_2").get<double>();
-    r.acc3 = ev.at("acc_at_3").get<double>();
-    r.turns_per_pass = ev.at("turns_per_pass").get<double>();
+    read_eval_figures(j.at("eval"), r);
     auto& tr = j.at("train");
     r.steps = tr.at("steps").get<long long>();
     r.train_minutes = tr.at("minutes").get<double>();

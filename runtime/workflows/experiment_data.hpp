@@ -9,6 +9,7 @@
 
 #include "common/result.hpp"
 #include "runtime/config/config.hpp"
+#include "runtime/report/seed_stats.hpp"
 
 #include <map>
 #include <optional>
@@ -59,8 +60,11 @@ std::string config_hash(const config::leap_config& cfg);
 struct run_result {
   std::string arm;
   std::int64_t seed = 0;
-  // eval split, final checkpoint
+  // eval split, final checkpoint: every evaluated task (eval.tasks, or the whole split)
   double acc1 = 0, acc2 = 0, acc3 = 0, turns_per_pass = 0;
+  // the same per set of tasks (the eval's per_set): the hand-written eval-split tasks and the
+  // generated held-out compositions; none when the eval had no task of that set
+  std::optional<double> bundled_acc1, bundled_acc3, comp_acc1, comp_acc3;
   // training (metrics.jsonl)
   long long steps = 0;
   double train_minutes = 0;                  // sum of step_seconds
@@ -78,41 +82,51 @@ struct run_result {
 // Reads RUN_DIR/eval.json as written by `leap experiment` (the eval and training figures).
 result<run_result> read_run_result(const std::string& run_dir);
 
+// The warm start's own evaluation, the row every arm's change is measured from: the config of
+// `leap eval --checkpoint <warm start>` (`base` with [experiment] eval_seed; the same eval as
+// every run's, so each task's samples are drawn from the same random streams), and its result
+// file (DIR/warm_start_eval.json: "complete", "config_hash", "warm_start", "eval"), read into a
+// run_result without training figures (arm "warm start", seed 0).
+config::leap_config warm_start_eval_config(const config::leap_config& base, const spec& s);
+result<run_result> read_warm_start_eval(const std::string& path);
+
 // The figures of the train run in `run_dir` (metrics.jsonl) into `r`.
 result<void> add_training_figures(const std::string& run_dir, double target_acc1, run_result& r);
 
-// Two-sided 95% Student t quantile for `df` degrees of freedom (df >= 1).
-double t95(int df);
+// The statistics over seeds (runtime/report/seed_stats.hpp).
+using report::interval;
+using report::mean_interval;
+using report::t95;
 
-struct interval {
-  int n = 0;
-  double mean = 0;
-  std::optional<double> half_width; // t95(n-1) * s / sqrt(n); none for n < 2
-};
-std::optional<interval> mean_interval(const std::vector<double>& xs);
-
-// One arm's summary over its finished seeds.
+// One arm's summary over its finished seeds. The change keys are each run's figure minus the
+// warm start's (none without a warm-start evaluation).
 struct arm_summary {
   const arm* a = nullptr;
   std::vector<const run_result*> runs;
   std::map<std::string, std::optional<interval>> stat; // by metric key (see metric_keys())
   int target_reached = 0;
 };
-// The metric keys, in table order: acc1 acc2 acc3 turns_per_pass activated recovery
-// compiles_turn1 compiles_later minutes_to_target heldout_acc1 heldout_acc3 heldout_compiles.
+// The metric keys, in results.csv order: acc1 acc2 acc3 bundled_acc1 bundled_acc3
+// bundled_change1 bundled_change3 comp_acc1 comp_acc3 comp_change1 comp_change3 turns_per_pass
+// activated recovery compiles_turn1 compiles_later minutes_to_target heldout_acc1 heldout_acc3
+// heldout_compiles.
 const std::vector<std::string>& metric_keys();
-std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>& runs);
+std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>& runs,
+                                   const run_result* warm = nullptr);
 
-// The result files. `meta` holds lines about the whole experiment (commit, budget, warm start).
+// The result files. `meta` holds lines about the whole experiment (commit, budget, warm start);
+// `warm` is the warm start's evaluation (a row of its own), or null.
 std::string render_table_md(const spec& s, const std::vector<arm_summary>& sums,
-                            const std::vector<std::string>& meta);
+                            const std::vector<std::string>& meta, const run_result* warm = nullptr);
 std::string render_results_csv(const spec& s, const std::vector<arm_summary>& sums);
 std::string render_runs_csv(const std::vector<run_result>& runs);
-// report.html: the table, plus training curves of every run read from run_dirs (parallel to
-// `runs`), coloured by arm.
+// report.html: the tables, training curves of every run read from run_dirs (parallel to
+// `runs`), coloured by arm, and per arm the mean over seeds with its 95% band: training Acc@1 by
+// step and held-out Acc@1 / Acc@3 against the training compiles spent (train.eval_every).
 std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
                         const std::vector<std::string>& meta,
                         const std::vector<run_result>& runs,
-                        const std::vector<std::string>& run_dirs);
+                        const std::vector<std::string>& run_dirs,
+                        const run_result* warm = nullptr);
 
 } // namespace leap::runtime::experiment

@@ -10,60 +10,41 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 
 namespace leap::runtime::experiment {
 
-double t95(int df) {
-  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
-                                 2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-                                 2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
-                                 2.048,  2.045, 2.042};
-  if (df < 1)
-    return std::numeric_limits<double>::quiet_NaN();
-  if (df <= 30)
-    return table[df - 1];
-  if (df <= 40)
-    return 2.021;
-  if (df <= 60)
-    return 2.000;
-  if (df <= 120)
-    return 1.980;
-  return 1.960;
-}
-
-std::optional<interval> mean_interval(const std::vector<double>& xs) {
-  if (xs.empty())
-    return std::nullopt;
-  interval iv;
-  iv.n = static_cast<int>(xs.size());
-  for (double x : xs)
-    iv.mean += x;
-  iv.mean /= iv.n;
-  if (iv.n >= 2) {
-    double ss = 0;
-    for (double x : xs)
-      ss += (x - iv.mean) * (x - iv.mean);
-    iv.half_width = t95(iv.n - 1) * std::sqrt(ss / (iv.n - 1)) / std::sqrt(double(iv.n));
-  }
-  return iv;
-}
-
 const std::vector<std::string>& metric_keys() {
-  static const std::vector<std::string> k = {"acc1",      "acc2",     "acc3",
-                                             "turns_per_pass", "activated", "recovery",
-                                             "compiles_turn1", "compiles_later",
-                                             "minutes_to_target", "heldout_acc1",
-                                             "heldout_acc3", "heldout_compiles"};
+  static const std::vector<std::string> k = {
+    "acc1",           "acc2",           "acc3",           "bundled_acc1",      "bundled_acc3",
+    "bundled_change1", "bundled_change3", "comp_acc1",      "comp_acc3",         "comp_change1",
+    "comp_change3",   "turns_per_pass", "activated",      "recovery",          "compiles_turn1",
+    "compiles_later", "minutes_to_target", "heldout_acc1", "heldout_acc3",     "heldout_compiles"};
   return k;
 }
 
 namespace {
 
-std::optional<double> metric_of(const run_result& r, const std::string& k) {
+std::optional<double> minus(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b)
+    return std::nullopt;
+  return *a - *b;
+}
+
+// A run's figure for metric k; the change keys need the warm start's evaluation.
+std::optional<double> metric_of(const run_result& r, const std::string& k, const run_result* warm) {
   if (k == "acc1") return r.acc1;
   if (k == "acc2") return r.acc2;
   if (k == "acc3") return r.acc3;
+  if (k == "bundled_acc1") return r.bundled_acc1;
+  if (k == "bundled_acc3") return r.bundled_acc3;
+  if (k == "comp_acc1") return r.comp_acc1;
+  if (k == "comp_acc3") return r.comp_acc3;
+  if (k == "bundled_change1") return warm ? minus(r.bundled_acc1, warm->bundled_acc1) : std::nullopt;
+  if (k == "bundled_change3") return warm ? minus(r.bundled_acc3, warm->bundled_acc3) : std::nullopt;
+  if (k == "comp_change1") return warm ? minus(r.comp_acc1, warm->comp_acc1) : std::nullopt;
+  if (k == "comp_change3") return warm ? minus(r.comp_acc3, warm->comp_acc3) : std::nullopt;
   if (k == "turns_per_pass") return r.turns_per_pass > 0 ? std::optional<double>(r.turns_per_pass) : std::nullopt;
   if (k == "activated") return r.activated;
   if (k == "recovery") return r.recovery;
@@ -76,15 +57,20 @@ std::optional<double> metric_of(const run_result& r, const std::string& k) {
   return std::nullopt;
 }
 
+bool is_change(const std::string& k) { return k.find("change") != std::string::npos; }
+
+bool is_rate(const std::string& k) {
+  return k.find("acc") != std::string::npos || is_change(k) || k == "activated" || k == "recovery";
+}
+
 // Our figure for a metric as text: rates in percent, counts as integers, minutes with 1 decimal.
 std::string cell(const std::optional<interval>& iv, const std::string& k) {
   if (!iv)
     return "–";
-  const bool rate = k == "acc1" || k == "acc2" || k == "acc3" || k == "activated" ||
-                    k == "recovery" || k == "heldout_acc1" || k == "heldout_acc3";
+  const bool rate = is_rate(k);
   const double scale = rate ? 100 : 1;
   const int dec = rate ? 1 : (k == "turns_per_pass" ? 2 : (k == "minutes_to_target" ? 1 : 0));
-  std::string s = format_fixed(iv->mean * scale, dec);
+  std::string s = (is_change(k) && iv->mean >= 0 ? "+" : "") + format_fixed(iv->mean * scale, dec);
   if (iv->half_width)
     s += " ± " + format_fixed(*iv->half_width * scale, dec);
   return s;
@@ -130,7 +116,8 @@ const char* paper_label =
 
 } // namespace
 
-std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>& runs) {
+std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>& runs,
+                                   const run_result* warm) {
   std::vector<arm_summary> out;
   for (auto& a : s.arms) {
     arm_summary sum;
@@ -141,7 +128,7 @@ std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>&
     for (auto& k : metric_keys()) {
       std::vector<double> xs;
       for (auto* r : sum.runs)
-        if (auto v = metric_of(*r, k))
+        if (auto v = metric_of(*r, k, warm))
           xs.push_back(*v);
       sum.stat[k] = mean_interval(xs);
       if (k == "minutes_to_target")
@@ -152,36 +139,133 @@ std::vector<arm_summary> summarise(const spec& s, const std::vector<run_result>&
   return out;
 }
 
+namespace {
+
+// One column of a result table: its head, and its text for an arm (or for the warm start's row,
+// when `sm` is null and `warm` is its evaluation). Paper columns are shaded in report.html.
+struct column {
+  std::string head;
+  std::function<std::string(const arm_summary* sm, const run_result* warm)> text;
+  bool paper = false;
+};
+
+column metric_column(const std::string& head, const std::string& k) {
+  return {head, [k](const arm_summary* sm, const run_result* warm) {
+            if (sm)
+              return cell(sm->stat.at(k), k);
+            if (!warm || is_change(k))
+              return std::string("–");
+            auto v = metric_of(*warm, k, nullptr);
+            return v ? cell(interval{1, *v, std::nullopt}, k) : std::string("–");
+          }};
+}
+
+column seeds_column(const spec& s) {
+  return {"seeds", [&s](const arm_summary* sm, const run_result*) {
+            return sm ? std::to_string(sm->runs.size()) + "/" + std::to_string(s.seeds.size())
+                      : std::string("–");
+          }};
+}
+
+// Held-out tasks: the final checkpoints' evaluation, per set and in all, beside the warm start's.
+std::vector<column> heldout_columns(const spec& s) {
+  return {seeds_column(s),
+          metric_column("eval split Acc@1", "bundled_acc1"),
+          metric_column("eval split Acc@3", "bundled_acc3"),
+          metric_column("change Acc@1", "bundled_change1"),
+          metric_column("change Acc@3", "bundled_change3"),
+          metric_column("compositions Acc@1", "comp_acc1"),
+          metric_column("compositions Acc@3", "comp_acc3"),
+          metric_column("change Acc@1", "comp_change1"),
+          metric_column("change Acc@3", "comp_change3"),
+          metric_column("all Acc@1", "acc1"),
+          metric_column("all Acc@2", "acc2"),
+          metric_column("all Acc@3", "acc3"),
+          metric_column("turns / pass", "turns_per_pass"),
+          {"paper Acc@1/2/3",
+           [](const arm_summary* sm, const run_result*) { return sm ? paper_acc(sm->a->paper) : "–"; },
+           true},
+          {"paper turns / pass",
+           [](const arm_summary* sm, const run_result*) {
+             return sm ? opt_text(sm->a->paper.turns_per_pass, 2) : "–";
+           },
+           true}};
+}
+
+// Training on the same budget: DCP's activity, compiles, time to target, held-out during it.
+std::vector<column> training_columns(const spec& s) {
+  return {seeds_column(s),
+          metric_column("activated %", "activated"),
+          metric_column("recovery %", "recovery"),
+          metric_column("compiles turn 1", "compiles_turn1"),
+          metric_column("compiles later", "compiles_later"),
+          {"min to target (reached)",
+           [](const arm_summary* sm, const run_result*) {
+             if (!sm)
+               return std::string("–");
+             return cell(sm->stat.at("minutes_to_target"), "minutes_to_target") + " ("
+                    + std::to_string(sm->target_reached) + "/" + std::to_string(sm->runs.size())
+                    + ")";
+           }},
+          metric_column("held-out Acc@1", "heldout_acc1"),
+          metric_column("held-out Acc@3", "heldout_acc3"),
+          metric_column("held-out compiles", "heldout_compiles"),
+          {"paper activated %",
+           [](const arm_summary* sm, const run_result*) { return sm ? opt_text(sm->a->paper.activated, 1) : "–"; },
+           true},
+          {"paper recovery %",
+           [](const arm_summary* sm, const run_result*) { return sm ? opt_text(sm->a->paper.recovery, 1) : "–"; },
+           true}};
+}
+
+const char* warm_label = "warm start (no RL)";
+
+std::string md_table(const std::vector<column>& cols, const std::vector<arm_summary>& sums,
+                     const run_result* warm) {
+  std::string o = "| arm |";
+  std::string rule = "|---|";
+  for (auto& c : cols) {
+    o += " " + c.head + " |";
+    rule += "---|";
+  }
+  o += "\n" + rule + "\n";
+  if (warm) {
+    o += std::string("| ") + warm_label + " |";
+    for (auto& c : cols)
+      o += " " + c.text(nullptr, warm) + " |";
+    o += "\n";
+  }
+  for (auto& sm : sums) {
+    o += "| " + sm.a->label + " |";
+    for (auto& c : cols)
+      o += " " + c.text(&sm, warm) + " |";
+    o += "\n";
+  }
+  return o;
+}
+
+} // namespace
+
 std::string render_table_md(const spec& s, const std::vector<arm_summary>& sums,
-                            const std::vector<std::string>& meta) {
+                            const std::vector<std::string>& meta, const run_result* warm) {
   std::string o = "# leap experiment\n\n";
   for (auto& m : meta)
     o += "- " + m + "\n";
-  o += "\nMean ± 95% Student t interval over seeds (no interval with one seed). Acc@k and turns "
-       "per pass: `leap eval` of each run's final checkpoint (eval.split, fixed eval seed), in "
-       "%. Activated groups and recovery: mean over the run's training steps, in %. Compile "
-       "requests (build-cache hits included) of turn 1 and of later turns, per run. Minutes to "
-       "target: learner-step wall-clock until the training Acc@1 (mean of the last 3 steps) "
-       "first reached " + format_fixed(100 * s.target_acc1, 0) + "%, over the seeds that "
-       "reached it. Held-out: the last held-out evaluation during training (train.eval_every) "
-       "of each run, Acc@1 and Acc@3 in %, and the compile requests of all of them (apart from "
-       "training's), over the runs that had one.\n\n";
-  o += "| arm | seeds | Acc@1 | Acc@2 | Acc@3 | turns / pass | activated % | recovery % | "
-       "compiles turn 1 | compiles later | min to target (reached) | held-out Acc@1 | "
-       "held-out Acc@3 | held-out compiles | paper Acc@1/2/3 | "
-       "paper turns / pass | paper activated % | paper recovery % |\n";
-  o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (auto& sm : sums) {
-    o += "| " + sm.a->label + " | " + std::to_string(sm.runs.size()) + "/"
-         + std::to_string(s.seeds.size());
-    for (auto& k : metric_keys()) {
-      o += " | " + cell(sm.stat.at(k), k);
-      if (k == "minutes_to_target")
-        o += " (" + std::to_string(sm.target_reached) + "/" + std::to_string(sm.runs.size()) + ")";
-    }
-    o += " | " + paper_acc(sm.a->paper) + " | " + opt_text(sm.a->paper.turns_per_pass, 2) + " | "
-         + opt_text(sm.a->paper.activated, 1) + " | " + opt_text(sm.a->paper.recovery, 1) + " |\n";
-  }
+  o += "\n## Held-out tasks, final checkpoints\n\nMean ± 95% Student t interval over seeds (no "
+       "interval with one seed), in %: `leap eval` of each run's final checkpoint (eval.tasks, "
+       "fixed eval seed), on the hand-written eval-split tasks, on the generated held-out "
+       "compositions, and on all of them. Change: each run's figure minus the warm start's "
+       "(its row; the same evaluation, so every task's samples come from the same random "
+       "streams), an interval over the seeds that excludes 0 is a change the seeds support.\n\n";
+  o += md_table(heldout_columns(s), sums, warm);
+  o += "\n## Training, on the same compile budget\n\nActivated groups and recovery: mean over "
+       "the run's training steps, in %. Compile requests (build-cache hits included) of turn 1 "
+       "and of later turns, per run. Minutes to target: learner-step wall-clock until the "
+       "training Acc@1 (mean of the last 3 steps) first reached " + format_fixed(100 * s.target_acc1, 0)
+       + "%, over the seeds that reached it. Held-out: the last held-out evaluation during "
+         "training (train.eval_every) of each run, Acc@1 and Acc@3 in %, and the compile "
+         "requests of all of them (apart from training's), over the runs that had one.\n\n";
+  o += md_table(training_columns(s), sums, nullptr);
   o += "\n" + std::string(paper_label) + "\n";
   return o;
 }
@@ -212,12 +296,15 @@ std::string render_results_csv(const spec& s, const std::vector<arm_summary>& su
 }
 
 std::string render_runs_csv(const std::vector<run_result>& runs) {
-  std::string o = "arm,seed,acc1,acc2,acc3,turns_per_pass,steps,train_minutes,activated,recovery,"
+  std::string o = "arm,seed,acc1,acc2,acc3,bundled_acc1,bundled_acc3,comp_acc1,comp_acc3,"
+                  "turns_per_pass,steps,train_minutes,activated,recovery,"
                   "compiles_turn1,compiles_later,minutes_to_target,heldout_acc1,heldout_acc3,"
                   "heldout_compiles,commit,config_hash,task_suite\n";
   for (auto& r : runs)
     o += csv_text(r.arm) + "," + std::to_string(r.seed) + "," + csv_num(r.acc1) + ","
-         + csv_num(r.acc2) + "," + csv_num(r.acc3) + "," + csv_num(r.turns_per_pass) + ","
+         + csv_num(r.acc2) + "," + csv_num(r.acc3) + "," + csv_num(r.bundled_acc1) + ","
+         + csv_num(r.bundled_acc3) + "," + csv_num(r.comp_acc1) + "," + csv_num(r.comp_acc3) + ","
+         + csv_num(r.turns_per_pass) + ","
          + std::to_string(r.steps) + "," + csv_num(r.train_minutes) + "," + csv_num(r.activated)
          + "," + csv_num(r.recovery) + "," + std::to_string(r.compiles_turn1) + ","
          + std::to_string(r.compiles_later) + "," + csv_num(r.minutes_to_target) + ","
@@ -228,43 +315,51 @@ std::string render_runs_csv(const std::vector<run_result>& runs) {
   return o;
 }
 
+namespace {
+
+std::string html_table(const std::vector<column>& cols, const std::vector<arm_summary>& sums,
+                       const run_result* warm) {
+  const auto& pal = report::palette();
+  std::string o = "<table>\n<tr><th>arm</th>";
+  for (auto& c : cols)
+    o += "<th>" + escape_xml(c.head) + "</th>";
+  o += "</tr>\n";
+  auto row = [&](const std::string& label, const std::string& swatch, const arm_summary* sm) {
+    o += "<tr><td>" + swatch + escape_xml(label) + "</td>";
+    for (auto& c : cols)
+      o += std::string(c.paper ? "<td class=\"p\">" : "<td>") + escape_xml(c.text(sm, warm)) + "</td>";
+    o += "</tr>\n";
+  };
+  if (warm)
+    row(warm_label, "", nullptr);
+  for (std::size_t i = 0; i < sums.size(); ++i)
+    row(sums[i].a->label,
+        "<span class=\"sw\" style=\"background:" + pal[i % pal.size()] + "\"></span>", &sums[i]);
+  return o + "</table>\n";
+}
+
+} // namespace
+
 std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
                         const std::vector<std::string>& meta, const std::vector<run_result>& runs,
-                        const std::vector<std::string>& run_dirs) {
+                        const std::vector<std::string>& run_dirs, const run_result* warm) {
   std::string o = report::page_head("leap experiment",
                                     "li{color:#555;font-size:13px}th:first-child{text-align:left}"
                                     "td.p{color:#777;background:#fafafa}\n")
                   + "<ul>\n";
   for (auto& m : meta)
     o += "<li>" + escape_xml(m) + "</li>\n";
-  o += "</ul>\n<p>Mean &plusmn; 95% Student t interval over seeds. Acc@k and turns per pass: "
-       "eval split, final checkpoints; activated, recovery: training steps; compiles: requests "
-       "per run; minutes to target: training Acc@1 (last-3 mean) &ge; "
-       + format_fixed(100 * s.target_acc1, 0) + "%. Grey columns: the paper.</p>\n<table>\n"
-       "<tr><th>arm</th><th>seeds</th><th>Acc@1 %</th><th>Acc@2 %</th><th>Acc@3 %</th>"
-       "<th>turns / pass</th><th>activated %</th><th>recovery %</th><th>compiles<br>turn 1</th>"
-       "<th>compiles<br>later</th><th>min to target<br>(reached)</th><th>held-out<br>Acc@1 %</th>"
-       "<th>held-out<br>Acc@3 %</th><th>held-out<br>compiles</th><th>paper<br>Acc@1/2/3</th>"
-       "<th>paper<br>turns / pass</th><th>paper<br>activated %</th><th>paper<br>recovery %</th>"
-       "</tr>\n";
-  const auto& pal = report::palette();
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    auto& sm = sums[i];
-    o += "<tr><td><span class=\"sw\" style=\"background:" + pal[i % pal.size()] + "\"></span>"
-         + escape_xml(sm.a->label) + "</td><td>" + std::to_string(sm.runs.size()) + "/"
-         + std::to_string(s.seeds.size()) + "</td>";
-    for (auto& k : metric_keys()) {
-      o += "<td>" + escape_xml(cell(sm.stat.at(k), k));
-      if (k == "minutes_to_target")
-        o += " (" + std::to_string(sm.target_reached) + "/" + std::to_string(sm.runs.size()) + ")";
-      o += "</td>";
-    }
-    o += "<td class=\"p\">" + escape_xml(paper_acc(sm.a->paper)) + "</td><td class=\"p\">"
-         + escape_xml(opt_text(sm.a->paper.turns_per_pass, 2)) + "</td><td class=\"p\">"
-         + escape_xml(opt_text(sm.a->paper.activated, 1)) + "</td><td class=\"p\">"
-         + escape_xml(opt_text(sm.a->paper.recovery, 1)) + "</td></tr>\n";
-  }
-  o += "</table>\n<p>" + escape_xml(paper_label) + "</p>\n";
+  o += "</ul>\n<h2>Held-out tasks, final checkpoints</h2>\n<p>Mean &plusmn; 95% Student t "
+       "interval over seeds, in %: the hand-written eval-split tasks, the generated held-out "
+       "compositions, and all evaluated tasks. Change: each run minus the warm start (its row, "
+       "the same evaluation and random streams). Grey columns: the paper.</p>\n";
+  o += html_table(heldout_columns(s), sums, warm);
+  o += "<h2>Training, on the same compile budget</h2>\n<p>Activated, recovery: training steps; "
+       "compiles: requests per run; minutes to target: training Acc@1 (last-3 mean) &ge; "
+       + format_fixed(100 * s.target_acc1, 0)
+       + "%; held-out: the last evaluation during training (train.eval_every).</p>\n";
+  o += html_table(training_columns(s), sums, nullptr);
+  o += "<p>" + escape_xml(paper_label) + "</p>\n";
   // Training curves of every run: colour = arm, dash = seed.
   std::vector<report::run_data> data;
   std::vector<int> colour, dash;
@@ -302,6 +397,91 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
     }
     return report::render_svg(c);
   };
+  // Per arm, mean over its seeds with a 95% band: the held-out evaluations during training
+  // against the training compile requests spent by then (does an arm reach the same held-out
+  // Acc@3 with fewer compiles?), and training Acc@1 by step.
+  auto by_arm = [&](const std::string& title, const std::string& x_label, const std::string& y_label,
+                    auto point) {
+    report::chart c;
+    c.title = title;
+    c.x_label = x_label;
+    c.y_label = y_label;
+    c.y_min = 0.0;
+    c.y_max = 1.0;
+    for (std::size_t a = 0; a < s.arms.size(); ++a) {
+      std::vector<std::vector<std::pair<double, double>>> seeds;
+      for (std::size_t r = 0; r < data.size(); ++r) {
+        if (colour[r] != static_cast<int>(a))
+          continue;
+        std::vector<std::pair<double, double>> pts;
+        long long spent = 0;
+        for (auto& st : data[r].steps) {
+          spent += st.compile_requests();
+          if (auto p = point(st, spent))
+            pts.push_back(*p);
+        }
+        if (!pts.empty())
+          seeds.push_back(std::move(pts));
+      }
+      if (!seeds.empty())
+        c.lines.push_back(report::mean_series(s.arms[a].label, static_cast<int>(a), seeds));
+    }
+    return report::render_svg(c);
+  };
+  // The final evaluation against the compile requests training spent: from the warm start (0
+  // compiles, its own evaluation) to each arm's final checkpoint.
+  auto final_chart = [&](const std::string& title, std::optional<double> run_result::*field) {
+    report::chart c;
+    c.title = title;
+    c.x_label = "compile requests spent in training";
+    c.y_label = "Acc@3";
+    c.y_min = 0.0;
+    c.y_max = 1.0;
+    for (std::size_t a = 0; a < s.arms.size(); ++a) {
+      std::vector<std::vector<std::pair<double, double>>> seeds;
+      for (auto& r : runs) {
+        if (r.arm != s.arms[a].name || !(r.*field))
+          continue;
+        std::vector<std::pair<double, double>> pts;
+        if (warm && warm->*field)
+          pts.emplace_back(0.0, *(warm->*field));
+        pts.emplace_back(double(r.compiles_turn1 + r.compiles_later), *(r.*field));
+        seeds.push_back(std::move(pts));
+      }
+      if (!seeds.empty())
+        c.lines.push_back(report::mean_series(s.arms[a].label, static_cast<int>(a), seeds));
+    }
+    return c.lines.empty() ? std::string() : report::render_svg(c);
+  };
+  using point_t = std::optional<std::pair<double, double>>;
+  o += "<h2>Per arm: mean over seeds, shaded 95% interval</h2>\n<div class=\"charts\">\n";
+  o += final_chart("Eval-split Acc@3, warm start to final checkpoint", &run_result::bundled_acc3);
+  o += final_chart("Compositions Acc@3, warm start to final checkpoint", &run_result::comp_acc3);
+  const bool any_heldout = std::any_of(data.begin(), data.end(), [](const report::run_data& d) {
+    return std::any_of(d.steps.begin(), d.steps.end(),
+                       [](const report::step_row& st) { return st.heldout.has_value(); });
+  });
+  if (any_heldout) {
+    o += by_arm("Held-out sample Acc@3 against training compiles (train.eval_every)",
+                "compile requests spent in training", "held-out Acc@3",
+                [](const report::step_row& st, long long spent) -> point_t {
+                  if (!st.heldout)
+                    return std::nullopt;
+                  return std::make_pair(double(spent), st.heldout->acc_at_3);
+                });
+    o += by_arm("Held-out sample Acc@1 against training compiles (train.eval_every)",
+                "compile requests spent in training", "held-out Acc@1",
+                [](const report::step_row& st, long long spent) -> point_t {
+                  if (!st.heldout)
+                    return std::nullopt;
+                  return std::make_pair(double(spent), st.heldout->acc_at_1);
+                });
+  }
+  o += by_arm("Training Acc@1 by step", "learner step", "pass rate",
+              [](const report::step_row& st, long long) -> point_t {
+                return std::make_pair(double(st.step), st.acc_at_1);
+              });
+  o += "</div>\n<h2>Every run (colour: arm, dash: seed)</h2>\n";
   o += "<div class=\"charts\">\n";
   o += curve("Training Acc@1 by wall-clock", "pass rate", true,
              [](const report::step_row& r, long long&) { return r.acc_at_1; }, 1.0);

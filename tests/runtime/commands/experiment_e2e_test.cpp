@@ -80,9 +80,20 @@ TEST(ExperimentSpec, TheTinyAndThePaperFilesLoad) {
   for (auto& a : p->arms)
     names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"leap", "grpo_single", "grpo_multi", "dcp_lt50",
-                                             "trloo", "discounted"}));
+                                             "trloo", "discounted", "all_groups"}));
   EXPECT_EQ(p->seeds.size(), 3u);
   EXPECT_GT(p->max_compiles, 0); // a compile budget: fair whatever else the machine runs
+  // Every arm starts from the shipped warm start, pinned as the quickstart pins it (make
+  // warm-start renews both), and each run's config keeps the file's warm start and pin.
+  auto paper_base = base_of(paper);
+  auto quick = base_of(std::string(LEAP_SOURCE_DIR) + "/configs/quickstart.toml");
+  EXPECT_EQ(paper_base.train.warm_start, "assets/warm_start");
+  EXPECT_EQ(paper_base.train.warm_start_sha256, quick.train.warm_start_sha256);
+  for (auto& a : p->arms) {
+    auto run = ex::run_config(paper_base, *p, a, 1, paper_base.train.warm_start);
+    ASSERT_TRUE(run.ok()) << run.message();
+    EXPECT_EQ(run->train.warm_start_sha256, quick.train.warm_start_sha256);
+  }
 }
 
 TEST(ExperimentSpec, ErrorsNameTheFileTheArmAndTheKey) {
@@ -270,32 +281,75 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   EXPECT_FALSE(fs::exists(out + "/warm_start"));
   auto table = read_file(out + "/table.md");
   ASSERT_TRUE(table.ok());
-  for (auto col : {"| arm | seeds | Acc@1 | Acc@2 | Acc@3 | turns / pass | activated % | "
-                   "recovery % | compiles turn 1 | compiles later | min to target (reached) | "
-                   "held-out Acc@1 | held-out Acc@3 | held-out compiles | paper Acc@1/2/3 |",
+  for (auto col : {"| arm | seeds | eval split Acc@1 | eval split Acc@3 | change Acc@1 | change "
+                   "Acc@3 | compositions Acc@1 | compositions Acc@3 | change Acc@1 | change Acc@3 "
+                   "| all Acc@1 | all Acc@2 | all Acc@3 | turns / pass | paper Acc@1/2/3 | paper "
+                   "turns / pass |",
+                   "| arm | seeds | activated % | recovery % | compiles turn 1 | compiles later | "
+                   "min to target (reached) | held-out Acc@1 | held-out Acc@3 | held-out compiles "
+                   "| paper activated % | paper recovery % |",
                    "| LEAP (rank + DCP) | 2/2 |", "| single-turn GRPO | 2/2 |",
-                   "70.0 / 79.2 / 80.8", "not comparable in level"})
+                   "| warm start (no RL) | – |", "70.0 / 79.2 / 80.8", "not comparable in level"})
     EXPECT_NE(table->find(col), std::string::npos) << col << "\n" << *table;
-  // Each arm's held-out columns hold figures (mean ± interval over its two seeds), not "–".
-  for (const auto& line : split_lines(*table))
-    if (starts_with(line, "| LEAP (rank + DCP) |") || starts_with(line, "| single-turn GRPO |")) {
-      std::vector<std::string> cells(1); // "", arm, seeds, 9 figures, held-out x 3, ...
-      for (char ch : line)
-        if (ch == '|')
-          cells.emplace_back();
-        else
-          cells.back().push_back(ch);
-      ASSERT_GT(cells.size(), 14u) << line;
-      for (std::size_t c = 12; c <= 14; ++c)
-        EXPECT_NE(trim(cells[c]), "–") << "column " << c << ": " << line;
-      EXPECT_NE(cells[12].find("±"), std::string::npos) << line;
+  auto cells_of = [](const std::string& line) {
+    std::vector<std::string> cells(1); // "", arm, seeds, ...
+    for (char ch : line)
+      if (ch == '|')
+        cells.emplace_back();
+      else
+        cells.back().push_back(ch);
+    for (auto& c : cells)
+      c = std::string(trim(c));
+    return cells;
+  };
+  const auto training_at = table->find("## Training");
+  ASSERT_NE(training_at, std::string::npos) << *table;
+  const auto heldout_part = table->substr(0, training_at), training_part = table->substr(training_at);
+  // The held-out table: the one eval task (elu) is a hand-written eval-split task, so the eval
+  // split's columns hold figures, the warm start's row its own and each arm its change from it
+  // (mean ± interval over two seeds); there are no compositions.
+  for (const auto& line : split_lines(heldout_part)) {
+    if (starts_with(line, "| warm start (no RL) |")) {
+      auto cells = cells_of(line);
+      ASSERT_GT(cells.size(), 10u) << line;
+      EXPECT_NE(cells[3], "–") << line;
+      EXPECT_EQ(cells[5], "–") << line;
     }
+    if (starts_with(line, "| LEAP (rank + DCP) |") || starts_with(line, "| single-turn GRPO |")) {
+      auto cells = cells_of(line);
+      ASSERT_GT(cells.size(), 10u) << line;
+      for (std::size_t c : {3, 4, 5, 6})
+        EXPECT_NE(cells[c].find("±"), std::string::npos) << "column " << c << ": " << line;
+      EXPECT_TRUE(starts_with(cells[5], "+") || starts_with(cells[5], "-")) << line;
+      for (std::size_t c : {7, 8, 9, 10})
+        EXPECT_EQ(cells[c], "–") << "column " << c << ": " << line;
+    }
+  }
+  // The training table: each arm's held-out columns hold figures, not "–".
+  for (const auto& line : split_lines(training_part))
+    if (starts_with(line, "| LEAP (rank + DCP) |") || starts_with(line, "| single-turn GRPO |")) {
+      auto cells = cells_of(line);
+      ASSERT_GT(cells.size(), 10u) << line;
+      for (std::size_t c = 8; c <= 10; ++c)
+        EXPECT_NE(cells[c], "–") << "column " << c << ": " << line;
+      EXPECT_NE(cells[8].find("±"), std::string::npos) << line;
+    }
+  // The warm start's evaluation is kept beside the runs, with the config it was made under.
+  auto warm_eval = ex::read_warm_start_eval(out + "/warm_start_eval.json");
+  ASSERT_TRUE(warm_eval.ok()) << warm_eval.message();
+  ASSERT_TRUE(warm_eval->bundled_acc1.has_value());
+  EXPECT_FALSE(warm_eval->comp_acc1.has_value());
   auto csv = read_file(out + "/results.csv");
   ASSERT_TRUE(csv.ok());
   auto lines = split_lines(*csv);
   ASSERT_EQ(lines.size(), 3u) << *csv;
   EXPECT_EQ(lines[0], "arm,label,seeds_done,seeds,acc1_mean,acc1_ci95,acc2_mean,acc2_ci95,"
-                      "acc3_mean,acc3_ci95,turns_per_pass_mean,turns_per_pass_ci95,activated_mean,"
+                      "acc3_mean,acc3_ci95,bundled_acc1_mean,bundled_acc1_ci95,bundled_acc3_mean,"
+                      "bundled_acc3_ci95,bundled_change1_mean,bundled_change1_ci95,"
+                      "bundled_change3_mean,bundled_change3_ci95,comp_acc1_mean,comp_acc1_ci95,"
+                      "comp_acc3_mean,comp_acc3_ci95,comp_change1_mean,comp_change1_ci95,"
+                      "comp_change3_mean,comp_change3_ci95,"
+                      "turns_per_pass_mean,turns_per_pass_ci95,activated_mean,"
                       "activated_ci95,recovery_mean,recovery_ci95,compiles_turn1_mean,"
                       "compiles_turn1_ci95,compiles_later_mean,compiles_later_ci95,"
                       "minutes_to_target_mean,minutes_to_target_ci95,heldout_acc1_mean,"
@@ -312,6 +366,12 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   ASSERT_TRUE(html.ok());
   EXPECT_NE(html->find("<svg"), std::string::npos);
   EXPECT_NE(html->find("single-turn GRPO"), std::string::npos);
+  EXPECT_NE(html->find("Held-out sample Acc@3 against training compiles"), std::string::npos);
+  EXPECT_NE(html->find("Eval-split Acc@3, warm start to final checkpoint"), std::string::npos);
+  EXPECT_EQ(html->find("Compositions Acc@3, warm start"), std::string::npos) << "none evaluated";
+  // Two seeds per arm: each arm's mean curve has a band (the one held-out point: an error bar).
+  EXPECT_NE(html->find("stroke-opacity=\"0.5\""), std::string::npos);
+  EXPECT_NE(html->find("warm start (no RL)"), std::string::npos);
 
   // A half run (its eval.json gone, as if killed while evaluating) is redone from scratch; the
   // finished ones are kept untouched.
@@ -322,6 +382,7 @@ TEST(ExperimentE2E, TinyTwoArmsTwoSeedsWriteTheTablesAndResumeKeepsFinishedRuns)
   auto second = run("second");
   ASSERT_TRUE(second->exited_ok()) << second->out() << second->err();
   EXPECT_EQ(count_of(second->out(), "finished earlier, kept"), 3u) << second->out();
+  EXPECT_EQ(count_of(second->out(), "warm start evaluation: kept"), 1u) << second->out();
   EXPECT_EQ(count_of(second->out(), "an unfinished run is there; starting it over"), 1u)
     << second->out();
   EXPECT_EQ(count_of(second->out(), ": training ("), 1u) << second->out();
