@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 
 namespace leap::runtime::experiment {
@@ -167,55 +168,61 @@ column seeds_column(const spec& s) {
           }};
 }
 
+// Columns of metric keys, as (head, key) pairs.
+std::vector<column> metric_columns(std::initializer_list<std::pair<const char*, const char*>> heads) {
+  std::vector<column> out;
+  for (auto [head, key] : heads)
+    out.push_back(metric_column(head, key));
+  return out;
+}
+
+// A column of the paper's figures for an arm ("–" on the warm start's row).
+column paper_column(const std::string& head, std::string (*text)(const paper_numbers&)) {
+  return {head, [text](const arm_summary* sm, const run_result*) { return sm ? text(sm->a->paper) : "–"; },
+          true};
+}
+
+template <class... Parts>
+std::vector<column> concat(std::vector<column> first, Parts&&... rest) {
+  (first.insert(first.end(), rest.begin(), rest.end()), ...);
+  return first;
+}
+
 // Held-out tasks: the final checkpoints' evaluation, per set and in all, beside the warm start's.
 std::vector<column> heldout_columns(const spec& s) {
-  return {seeds_column(s),
-          metric_column("eval split Acc@1", "bundled_acc1"),
-          metric_column("eval split Acc@3", "bundled_acc3"),
-          metric_column("change Acc@1", "bundled_change1"),
-          metric_column("change Acc@3", "bundled_change3"),
-          metric_column("compositions Acc@1", "comp_acc1"),
-          metric_column("compositions Acc@3", "comp_acc3"),
-          metric_column("change Acc@1", "comp_change1"),
-          metric_column("change Acc@3", "comp_change3"),
-          metric_column("all Acc@1", "acc1"),
-          metric_column("all Acc@2", "acc2"),
-          metric_column("all Acc@3", "acc3"),
-          metric_column("turns / pass", "turns_per_pass"),
-          {"paper Acc@1/2/3",
-           [](const arm_summary* sm, const run_result*) { return sm ? paper_acc(sm->a->paper) : "–"; },
-           true},
-          {"paper turns / pass",
-           [](const arm_summary* sm, const run_result*) {
-             return sm ? opt_text(sm->a->paper.turns_per_pass, 2) : "–";
-           },
-           true}};
+  return concat(
+    {seeds_column(s)},
+    metric_columns({{"eval split Acc@1", "bundled_acc1"}, {"eval split Acc@3", "bundled_acc3"},
+                    {"change Acc@1", "bundled_change1"}, {"change Acc@3", "bundled_change3"},
+                    {"compositions Acc@1", "comp_acc1"}, {"compositions Acc@3", "comp_acc3"},
+                    {"change Acc@1", "comp_change1"}, {"change Acc@3", "comp_change3"},
+                    {"all Acc@1", "acc1"}, {"all Acc@2", "acc2"}, {"all Acc@3", "acc3"},
+                    {"turns / pass", "turns_per_pass"}}),
+    std::vector<column>{
+      paper_column("paper Acc@1/2/3", [](const paper_numbers& p) { return paper_acc(p); }),
+      paper_column("paper turns / pass",
+                   [](const paper_numbers& p) { return opt_text(p.turns_per_pass, 2); })});
 }
 
 // Training on the same budget: DCP's activity, compiles, time to target, held-out during it.
 std::vector<column> training_columns(const spec& s) {
-  return {seeds_column(s),
-          metric_column("activated %", "activated"),
-          metric_column("recovery %", "recovery"),
-          metric_column("compiles turn 1", "compiles_turn1"),
-          metric_column("compiles later", "compiles_later"),
-          {"min to target (reached)",
-           [](const arm_summary* sm, const run_result*) {
-             if (!sm)
-               return std::string("–");
-             return cell(sm->stat.at("minutes_to_target"), "minutes_to_target") + " ("
-                    + std::to_string(sm->target_reached) + "/" + std::to_string(sm->runs.size())
-                    + ")";
-           }},
-          metric_column("held-out Acc@1", "heldout_acc1"),
-          metric_column("held-out Acc@3", "heldout_acc3"),
-          metric_column("held-out compiles", "heldout_compiles"),
-          {"paper activated %",
-           [](const arm_summary* sm, const run_result*) { return sm ? opt_text(sm->a->paper.activated, 1) : "–"; },
-           true},
-          {"paper recovery %",
-           [](const arm_summary* sm, const run_result*) { return sm ? opt_text(sm->a->paper.recovery, 1) : "–"; },
-           true}};
+  column to_target{"min to target (reached)", [](const arm_summary* sm, const run_result*) {
+                     if (!sm)
+                       return std::string("–");
+                     return cell(sm->stat.at("minutes_to_target"), "minutes_to_target") + " ("
+                            + std::to_string(sm->target_reached) + "/"
+                            + std::to_string(sm->runs.size()) + ")";
+                   }};
+  return concat(
+    {seeds_column(s)},
+    metric_columns({{"activated %", "activated"}, {"recovery %", "recovery"},
+                    {"compiles turn 1", "compiles_turn1"}, {"compiles later", "compiles_later"}}),
+    std::vector<column>{to_target},
+    metric_columns({{"held-out Acc@1", "heldout_acc1"}, {"held-out Acc@3", "heldout_acc3"},
+                    {"held-out compiles", "heldout_compiles"}}),
+    std::vector<column>{
+      paper_column("paper activated %", [](const paper_numbers& p) { return opt_text(p.activated, 1); }),
+      paper_column("paper recovery %", [](const paper_numbers& p) { return opt_text(p.recovery, 1); })});
 }
 
 const char* warm_label = "warm start (no RL)";
@@ -246,26 +253,46 @@ std::string md_table(const std::vector<column>& cols, const std::vector<arm_summ
 
 } // namespace
 
+namespace {
+
+// The result tables, as both table.md and report.html show them.
+struct section {
+  std::string title, note;
+  std::vector<column> cols;
+  bool warm_row = false; // a row for the warm start's own evaluation
+};
+
+std::vector<section> sections(const spec& s) {
+  return {
+    {"Held-out tasks, final checkpoints",
+     "Mean ± 95% Student t interval over seeds (no interval with one seed), in %: leap eval of "
+     "each run's final checkpoint (eval.tasks, fixed eval seed), on the hand-written eval-split "
+     "tasks, on the generated held-out compositions, and on all of them. Change: each run's "
+     "figure minus the warm start's (its row; the same evaluation, so every task's samples come "
+     "from the same random streams); an interval over the seeds that excludes 0 is a change the "
+     "seeds support. Paper: its figures for the arm.",
+     heldout_columns(s), true},
+    {"Training, on the same compile budget",
+     "Activated groups and recovery: mean over the run's training steps, in %. Compile requests "
+     "(build-cache hits included) of turn 1 and of later turns, per run. Minutes to target: "
+     "learner-step wall-clock until the training Acc@1 (mean of the last 3 steps) first reached "
+       + format_fixed(100 * s.target_acc1, 0)
+       + "%, over the seeds that reached it. Held-out: the last held-out evaluation during "
+         "training (train.eval_every) of each run, Acc@1 and Acc@3 in %, and the compile "
+         "requests of all of them (apart from training's), over the runs that had one.",
+     training_columns(s), false}};
+}
+
+} // namespace
+
 std::string render_table_md(const spec& s, const std::vector<arm_summary>& sums,
                             const std::vector<std::string>& meta, const run_result* warm) {
   std::string o = "# leap experiment\n\n";
   for (auto& m : meta)
     o += "- " + m + "\n";
-  o += "\n## Held-out tasks, final checkpoints\n\nMean ± 95% Student t interval over seeds (no "
-       "interval with one seed), in %: `leap eval` of each run's final checkpoint (eval.tasks, "
-       "fixed eval seed), on the hand-written eval-split tasks, on the generated held-out "
-       "compositions, and on all of them. Change: each run's figure minus the warm start's "
-       "(its row; the same evaluation, so every task's samples come from the same random "
-       "streams), an interval over the seeds that excludes 0 is a change the seeds support.\n\n";
-  o += md_table(heldout_columns(s), sums, warm);
-  o += "\n## Training, on the same compile budget\n\nActivated groups and recovery: mean over "
-       "the run's training steps, in %. Compile requests (build-cache hits included) of turn 1 "
-       "and of later turns, per run. Minutes to target: learner-step wall-clock until the "
-       "training Acc@1 (mean of the last 3 steps) first reached " + format_fixed(100 * s.target_acc1, 0)
-       + "%, over the seeds that reached it. Held-out: the last held-out evaluation during "
-         "training (train.eval_every) of each run, Acc@1 and Acc@3 in %, and the compile "
-         "requests of all of them (apart from training's), over the runs that had one.\n\n";
-  o += md_table(training_columns(s), sums, nullptr);
+  for (auto& sec : sections(s))
+    o += "\n## " + sec.title + "\n\n" + sec.note + "\n\n"
+         + md_table(sec.cols, sums, sec.warm_row ? warm : nullptr);
   o += "\n" + std::string(paper_label) + "\n";
   return o;
 }
@@ -349,16 +376,10 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
                   + "<ul>\n";
   for (auto& m : meta)
     o += "<li>" + escape_xml(m) + "</li>\n";
-  o += "</ul>\n<h2>Held-out tasks, final checkpoints</h2>\n<p>Mean &plusmn; 95% Student t "
-       "interval over seeds, in %: the hand-written eval-split tasks, the generated held-out "
-       "compositions, and all evaluated tasks. Change: each run minus the warm start (its row, "
-       "the same evaluation and random streams). Grey columns: the paper.</p>\n";
-  o += html_table(heldout_columns(s), sums, warm);
-  o += "<h2>Training, on the same compile budget</h2>\n<p>Activated, recovery: training steps; "
-       "compiles: requests per run; minutes to target: training Acc@1 (last-3 mean) &ge; "
-       + format_fixed(100 * s.target_acc1, 0)
-       + "%; held-out: the last evaluation during training (train.eval_every).</p>\n";
-  o += html_table(training_columns(s), sums, nullptr);
+  o += "</ul>\n";
+  for (auto& sec : sections(s))
+    o += "<h2>" + escape_xml(sec.title) + "</h2>\n<p>" + escape_xml(sec.note) + "</p>\n"
+         + html_table(sec.cols, sums, sec.warm_row ? warm : nullptr);
   o += "<p>" + escape_xml(paper_label) + "</p>\n";
   // Training curves of every run: colour = arm, dash = seed.
   std::vector<report::run_data> data;
@@ -461,22 +482,17 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
     return std::any_of(d.steps.begin(), d.steps.end(),
                        [](const report::step_row& st) { return st.heldout.has_value(); });
   });
-  if (any_heldout) {
-    o += by_arm("Held-out sample Acc@3 against training compiles (train.eval_every)",
-                "compile requests spent in training", "held-out Acc@3",
-                [](const report::step_row& st, long long spent) -> point_t {
-                  if (!st.heldout)
-                    return std::nullopt;
-                  return std::make_pair(double(spent), st.heldout->acc_at_3);
-                });
-    o += by_arm("Held-out sample Acc@1 against training compiles (train.eval_every)",
-                "compile requests spent in training", "held-out Acc@1",
-                [](const report::step_row& st, long long spent) -> point_t {
-                  if (!st.heldout)
-                    return std::nullopt;
-                  return std::make_pair(double(spent), st.heldout->acc_at_1);
-                });
-  }
+  if (any_heldout)
+    for (int k : {3, 1})
+      o += by_arm("Held-out sample Acc@" + std::to_string(k)
+                    + " against training compiles (train.eval_every)",
+                  "compile requests spent in training", "held-out Acc@" + std::to_string(k),
+                  [k](const report::step_row& st, long long spent) -> point_t {
+                    if (!st.heldout)
+                      return std::nullopt;
+                    return std::make_pair(double(spent), k == 1 ? st.heldout->acc_at_1
+                                                                : st.heldout->acc_at_3);
+                  });
   o += by_arm("Training Acc@1 by step", "learner step", "pass rate",
               [](const report::step_row& st, long long) -> point_t {
                 return std::make_pair(double(st.step), st.acc_at_1);
