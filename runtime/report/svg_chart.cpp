@@ -65,6 +65,14 @@ std::string render_svg(const chart& c, int width, int height) {
   const double pw = width - left - right, ph = height - top - bottom;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   double ylo = xlo, yhi = -xlo;
+  // A band stops at the axis' fixed ends (a rate's interval beyond [0, 1] means nothing).
+  auto band_edge = [&](double v) {
+    if (c.y_min)
+      v = std::max(v, *c.y_min);
+    if (c.y_max)
+      v = std::min(v, *c.y_max);
+    return v;
+  };
   for (auto& s : c.lines)
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]))
@@ -74,8 +82,8 @@ std::string render_svg(const chart& c, int width, int height) {
       ylo = std::min(ylo, s.y[i]);
       yhi = std::max(yhi, s.y[i]);
       if (i < s.lo.size() && i < s.hi.size() && std::isfinite(s.lo[i]) && std::isfinite(s.hi[i])) {
-        ylo = std::min(ylo, s.lo[i]);
-        yhi = std::max(yhi, s.hi[i]);
+        ylo = std::min(ylo, band_edge(s.lo[i]));
+        yhi = std::max(yhi, band_edge(s.hi[i]));
       }
     }
   std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
@@ -158,14 +166,14 @@ std::string render_svg(const chart& c, int width, int height) {
       if (j - i >= 2) {
         std::string pts;
         for (std::size_t k = i; k < j; ++k)
-          pts += (pts.empty() ? "" : " ") + num(X(s.x[k])) + "," + num(Y(s.hi[k]));
+          pts += (pts.empty() ? "" : " ") + num(X(s.x[k])) + "," + num(Y(band_edge(s.hi[k])));
         for (std::size_t k = j; k-- > i;)
-          pts += " " + num(X(s.x[k])) + "," + num(Y(s.lo[k]));
+          pts += " " + num(X(s.x[k])) + "," + num(Y(band_edge(s.lo[k])));
         o += "<polygon fill=\"" + colour + "\" fill-opacity=\"0.15\" stroke=\"none\" points=\"" +
              pts + "\"/>\n";
       } else { // a lone point: an error bar
         o += "<line x1=\"" + num(X(s.x[i])) + "\" x2=\"" + num(X(s.x[i])) + "\" y1=\"" +
-             num(Y(s.lo[i])) + "\" y2=\"" + num(Y(s.hi[i])) + "\" stroke=\"" + colour +
+             num(Y(band_edge(s.lo[i]))) + "\" y2=\"" + num(Y(band_edge(s.hi[i]))) + "\" stroke=\"" + colour +
              "\" stroke-opacity=\"0.5\" stroke-width=\"3\"/>\n";
       }
       i = j;

@@ -17,7 +17,7 @@ struct series {
   int dash = 0;             // 0 solid, 1 dashed, 2 dotted
   // An interval band around the line (e.g. a 95% interval over seeds), shaded in the line's
   // colour: lo and hi parallel to x, or both empty for none. Points where either is NaN have no
-  // band (a line from one seed).
+  // band (a line from one seed); a band stops at the chart's fixed y_min / y_max.
   std::vector<double> lo, hi;
 };
 

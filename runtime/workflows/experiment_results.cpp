@@ -71,7 +71,11 @@ std::string cell(const std::optional<interval>& iv, const std::string& k) {
   const bool rate = is_rate(k);
   const double scale = rate ? 100 : 1;
   const int dec = rate ? 1 : (k == "turns_per_pass" ? 2 : (k == "minutes_to_target" ? 1 : 0));
-  std::string s = (is_change(k) && iv->mean >= 0 ? "+" : "") + format_fixed(iv->mean * scale, dec);
+  std::string s = format_fixed(iv->mean * scale, dec);
+  if (s.find_first_not_of("-0.") == std::string::npos) // -0.0: a tiny negative mean, shown as 0
+    s = format_fixed(0.0, dec);
+  if (is_change(k) && s[0] != '-')
+    s = "+" + s;
   if (iv->half_width)
     s += " ± " + format_fixed(*iv->half_width * scale, dec);
   return s;

@@ -185,6 +185,39 @@ TEST(ExperimentStats, StudentIntervalOverSeeds) {
   EXPECT_FALSE(ex::mean_interval({}));
 }
 
+// The warm start's row and the change columns, by hand: two seeds of one arm at eval-split
+// Acc@1 0.10 and 0.20 against the warm start's 0.10 give +5.0 ± 63.5 (t95(1) * 0.0707 / sqrt 2
+// = 12.706 * 0.05); a mean change of -1e-12 reads +0.0, not -0.0; no compositions: "–".
+TEST(ExperimentStats, ChangeFromTheWarmStartPerSet) {
+  ex::spec s;
+  s.arms.push_back({"a", "arm a", {}, {}});
+  s.arms.push_back({"b", "arm b", {}, {}});
+  s.seeds = {1, 2};
+  ex::run_result warm;
+  warm.arm = "warm start";
+  warm.bundled_acc1 = warm.bundled_acc3 = 0.10;
+  std::vector<ex::run_result> runs(4);
+  for (int i = 0; i < 4; ++i) {
+    runs[i].arm = i < 2 ? "a" : "b";
+    runs[i].seed = 1 + i % 2;
+  }
+  runs[0].bundled_acc1 = runs[0].bundled_acc3 = 0.10;
+  runs[1].bundled_acc1 = runs[1].bundled_acc3 = 0.20;
+  runs[2].bundled_acc1 = runs[2].bundled_acc3 = 0.10 - 1e-12;
+  runs[3].bundled_acc1 = runs[3].bundled_acc3 = 0.10 - 1e-12;
+  auto sums = ex::summarise(s, runs, &warm);
+  auto md = ex::render_table_md(s, sums, {}, &warm);
+  auto row = [&](const std::string& label) {
+    auto at = md.find("| " + label + " |");
+    EXPECT_NE(at, std::string::npos) << md;
+    return md.substr(at, md.find('\n', at) - at);
+  };
+  EXPECT_EQ(row("warm start (no RL)"), "| warm start (no RL) | – | 10.0 | 10.0 | – | – | – | – | – | – | "
+                                        "0.0 | 0.0 | 0.0 | – | – | – |");
+  EXPECT_EQ(row("arm a").substr(0, 60), "| arm a | 2/2 | 15.0 ± 63.5 | 15.0 ± 63.5 | +5.0 ± 63.5 |");
+  EXPECT_NE(row("arm b").find("| +0.0 ± 0.0 | +0.0 ± 0.0 | – |"), std::string::npos) << row("arm b");
+}
+
 TEST(ExperimentStats, TrainingFiguresFromMetrics) {
   // Four steps of 30 s; training Acc@1 0.2, 0.6, 0.7, 0.9: the running mean of the last <= 3
   // steps is 0.2, 0.4, 0.5, 0.733, so a target of 0.5 is reached at step 3, after 1.5 minutes.

@@ -105,6 +105,15 @@ TEST(ReportSvg, BandsUnderTheLinesCutWhereTheyHaveNoInterval) {
   EXPECT_EQ(count(svg, "stroke-opacity=\"0.5\""), 1u);
   // The bands lie under the lines: every polygon comes before the first polyline.
   EXPECT_LT(svg.rfind("<polygon"), svg.find("<polyline"));
+  // A band stops at the fixed axis ends: an interval past 1 or below 0 does not stretch the axis.
+  chart wide = c;
+  wide.lines[0].hi[4] = 1.8;
+  wide.lines[0].lo[0] = -0.6;
+  auto clipped = render_svg(wide);
+  EXPECT_NE(clipped.find(">1.0</text>"), std::string::npos);
+  EXPECT_EQ(clipped.find(">1.5</text>"), std::string::npos);
+  EXPECT_EQ(clipped.find(">2.0</text>"), std::string::npos);
+  EXPECT_EQ(clipped.find(">-0.5</text>"), std::string::npos);
   // A band's colour is its line's.
   const auto& pal = palette();
   EXPECT_NE(svg.find("<polygon fill=\"" + pal[2] + "\""), std::string::npos);
