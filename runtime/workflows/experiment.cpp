@@ -128,6 +128,58 @@ struct job {
   std::string dir;
 };
 
+// The warm start's own evaluation into `warm_eval`, the row every arm's change is measured
+// from: made once with the runs' eval (OUT/warm_start_eval.json), redone when that eval's
+// configuration changed. An exit status (exit_ok when there is one).
+int evaluate_warm_start(const config::leap_config& base, const ex::spec& spec,
+                        const std::string& warm, const std::string& out,
+                        std::optional<ex::run_result>& warm_eval) {
+  const auto wcfg = ex::warm_start_eval_config(base, spec);
+  const std::string hash = ex::config_hash(wcfg);
+  const std::string path = out + "/warm_start_eval.json";
+  if (auto kept_eval = ex::read_warm_start_eval(path); kept_eval && kept_eval->config_hash == hash) {
+    warm_eval = std::move(*kept_eval);
+    std::printf("warm start evaluation: kept (eval Acc@1 %.3f)\n", warm_eval->acc1);
+  } else {
+    std::printf("warm start evaluation: leap eval --checkpoint %s (log %s/warm_start_eval.log)\n",
+                warm.c_str(), out.c_str());
+    std::fflush(stdout);
+    const std::string cfg_path = out + "/warm_start_eval.toml";
+    if (auto w = write_file_atomic(cfg_path, config::to_toml(wcfg)); !w) {
+      std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
+      return exit_failed;
+    }
+    int rc = run_child({"--config", cfg_path, "eval", "--checkpoint", warm, "--json"},
+                       out + "/warm_start_eval.out", out + "/warm_start_eval.log");
+    if (g_interrupted.load() || rc == 130) {
+      std::printf("warm start evaluation: interrupted; rerun the same command to continue\n");
+      return 130;
+    }
+    auto ej = nlohmann::json::parse(last_line(out + "/warm_start_eval.out"), nullptr, false);
+    if (rc != 0 || ej.is_discarded() || !ej.is_object() || !ej.contains("acc_at_1")) {
+      std::fprintf(stderr, "leap experiment: the warm start's evaluation failed (exit %d); see "
+                           "%s/warm_start_eval.log\n", rc, out.c_str());
+      return exit_failed;
+    }
+    ej.erase("per_task"); // kept in warm_start_eval.out
+    nlohmann::json rec{{"complete", true}, {"config_hash", hash}, {"warm_start", warm}, {"eval", ej}};
+    if (auto w = write_file_atomic(path, dump_lossy(rec) + "\n"); !w) {
+      std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
+      return exit_failed;
+    }
+    auto back = ex::read_warm_start_eval(path);
+    if (!back) {
+      std::fprintf(stderr, "leap experiment: %s\n", back.message().c_str());
+      return exit_failed;
+    }
+    warm_eval = std::move(*back);
+    std::printf("warm start evaluation: eval Acc@1/2/3 %.3f/%.3f/%.3f\n", warm_eval->acc1,
+                warm_eval->acc2, warm_eval->acc3);
+  }
+  std::fflush(stdout);
+  return exit_ok;
+}
+
 } // namespace
 
 int run(const request& req) {
@@ -303,53 +355,8 @@ int run(const request& req) {
   }
   std::fflush(stdout);
 
-  // The warm start's own evaluation, the row every arm's change is measured from: made once,
-  // redone when the eval's configuration changed.
-  {
-    const auto wcfg = ex::warm_start_eval_config(base, spec);
-    const std::string hash = ex::config_hash(wcfg);
-    const std::string path = out + "/warm_start_eval.json";
-    if (auto kept_eval = ex::read_warm_start_eval(path); kept_eval && kept_eval->config_hash == hash) {
-      warm_eval = std::move(*kept_eval);
-      std::printf("warm start evaluation: kept (eval Acc@1 %.3f)\n", warm_eval->acc1);
-    } else {
-      std::printf("warm start evaluation: leap eval --checkpoint %s (log %s/warm_start_eval.log)\n",
-                  warm.c_str(), out.c_str());
-      std::fflush(stdout);
-      const std::string cfg_path = out + "/warm_start_eval.toml";
-      if (auto w = write_file_atomic(cfg_path, config::to_toml(wcfg)); !w) {
-        std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
-        return exit_failed;
-      }
-      int rc = run_child({"--config", cfg_path, "eval", "--checkpoint", warm, "--json"},
-                         out + "/warm_start_eval.out", out + "/warm_start_eval.log");
-      if (g_interrupted.load() || rc == 130) {
-        std::printf("warm start evaluation: interrupted; rerun the same command to continue\n");
-        return 130;
-      }
-      auto ej = nlohmann::json::parse(last_line(out + "/warm_start_eval.out"), nullptr, false);
-      if (rc != 0 || ej.is_discarded() || !ej.is_object() || !ej.contains("acc_at_1")) {
-        std::fprintf(stderr, "leap experiment: the warm start's evaluation failed (exit %d); see "
-                             "%s/warm_start_eval.log\n", rc, out.c_str());
-        return exit_failed;
-      }
-      ej.erase("per_task"); // kept in warm_start_eval.out
-      nlohmann::json rec{{"complete", true}, {"config_hash", hash}, {"warm_start", warm}, {"eval", ej}};
-      if (auto w = write_file_atomic(path, dump_lossy(rec) + "\n"); !w) {
-        std::fprintf(stderr, "leap experiment: %s\n", w.message().c_str());
-        return exit_failed;
-      }
-      auto back = ex::read_warm_start_eval(path);
-      if (!back) {
-        std::fprintf(stderr, "leap experiment: %s\n", back.message().c_str());
-        return exit_failed;
-      }
-      warm_eval = std::move(*back);
-      std::printf("warm start evaluation: eval Acc@1/2/3 %.3f/%.3f/%.3f\n", warm_eval->acc1,
-                  warm_eval->acc2, warm_eval->acc3);
-    }
-    std::fflush(stdout);
-  }
+  if (int rc = evaluate_warm_start(base, spec, warm, out, warm_eval); rc != exit_ok)
+    return rc;
 
   std::vector<std::string> failed;
   double spent = 0;
