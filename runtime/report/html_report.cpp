@@ -28,7 +28,8 @@ struct line_spec {
   int dash = 0;
 };
 
-// Runs grouped into arms (--by-arm): each arm is drawn as the mean of its runs with a 95% band.
+// Runs grouped into arms: each arm is drawn as the mean of its runs with a 95% band. Without
+// --by-arm every run is an arm of its own (its line is the run's, without a band).
 struct grouping {
   std::vector<std::string> names; // the arms, in order of first appearance
   std::vector<int> of_run;        // the arm of each run
@@ -53,8 +54,9 @@ series arm_series(const std::vector<run_data>& runs, const grouping& g, int arm,
 
 using point_t = std::optional<std::pair<double, double>>;
 
-// One chart: for every run (or arm, with `g`), one line per spec, x = step or wall-clock minutes.
-std::string chart_of(const std::vector<run_data>& runs, const grouping* g, const std::string& title,
+// One chart: for every arm of `g` (a run each, without --by-arm), one line per spec, x = step or
+// wall-clock minutes.
+std::string chart_of(const std::vector<run_data>& runs, const grouping& g, const std::string& title,
                      const std::string& y_label, const std::vector<line_spec>& specs,
                      bool by_wall_clock, std::optional<double> y_min, std::optional<double> y_max) {
   chart c;
@@ -63,32 +65,16 @@ std::string chart_of(const std::vector<run_data>& runs, const grouping* g, const
   c.y_label = y_label;
   c.y_min = y_min;
   c.y_max = y_max;
-  if (g) {
-    for (std::size_t a = 0; a < g->names.size(); ++a)
-      for (auto& spec : specs) {
-        auto s = arm_series(runs, *g, static_cast<int>(a),
-                            g->names[a] + (spec.name.empty() ? "" : " " + spec.name),
-                            [&](const run_data& r, std::size_t i) -> point_t {
-                              return std::make_pair(by_wall_clock ? r.wall_seconds[i] / 60.0
-                                                                  : double(r.steps[i].step),
-                                                    spec.value(r.steps[i]));
-                            });
-        s.dash = spec.dash;
-        c.lines.push_back(std::move(s));
-      }
-    return render_svg(c);
-  }
-  for (std::size_t r = 0; r < runs.size(); ++r)
+  for (std::size_t a = 0; a < g.names.size(); ++a)
     for (auto& spec : specs) {
-      series s;
-      s.label = runs[r].name + (spec.name.empty() ? "" : " " + spec.name);
-      s.color = static_cast<int>(r);
+      auto s = arm_series(runs, g, static_cast<int>(a),
+                          g.names[a] + (spec.name.empty() ? "" : " " + spec.name),
+                          [&](const run_data& r, std::size_t i) -> point_t {
+                            return std::make_pair(by_wall_clock ? r.wall_seconds[i] / 60.0
+                                                                : double(r.steps[i].step),
+                                                  spec.value(r.steps[i]));
+                          });
       s.dash = spec.dash;
-      for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
-        s.x.push_back(by_wall_clock ? runs[r].wall_seconds[i] / 60.0
-                                    : static_cast<double>(runs[r].steps[i].step));
-        s.y.push_back(spec.value(runs[r].steps[i]));
-      }
       c.lines.push_back(std::move(s));
     }
   return render_svg(c);
@@ -96,45 +82,26 @@ std::string chart_of(const std::vector<run_data>& runs, const grouping* g, const
 
 // The held-out evaluations' Acc@1 and Acc@3 (train.eval_every): one point per evaluated step,
 // x = step or the run's elapsed minutes (learner steps and evaluations) at the end of that step.
-std::string heldout_chart(const std::vector<run_data>& runs, const grouping* g, bool by_wall_clock) {
+std::string heldout_chart(const std::vector<run_data>& runs, const grouping& g, bool by_wall_clock) {
   chart c;
   c.title = by_wall_clock ? "Held-out Acc@1 / Acc@3 by wall-clock" : "Held-out Acc@1 / Acc@3 by step";
   c.x_label = by_wall_clock ? "wall-clock incl. evaluations (minutes)" : "learner step";
   c.y_label = "pass rate";
   c.y_min = 0.0;
   c.y_max = 1.0;
-  if (g) {
-    for (std::size_t a = 0; a < g->names.size(); ++a)
-      for (int k : {1, 3}) {
-        auto s = arm_series(runs, *g, static_cast<int>(a),
-                            g->names[a] + " held-out Acc@" + std::to_string(k),
-                            [&](const run_data& r, std::size_t i) -> point_t {
-                              const auto& h = r.steps[i].heldout;
-                              if (!h)
-                                return std::nullopt;
-                              return std::make_pair(by_wall_clock ? r.elapsed_seconds[i] / 60.0
-                                                                  : double(r.steps[i].step),
-                                                    k == 1 ? h->acc_at_1 : h->acc_at_3);
-                            });
-        s.dash = k == 1 ? 0 : 2;
-        c.lines.push_back(std::move(s));
-      }
-    return render_svg(c);
-  }
-  for (std::size_t r = 0; r < runs.size(); ++r)
+  for (std::size_t a = 0; a < g.names.size(); ++a)
     for (int k : {1, 3}) {
-      series s;
-      s.label = runs[r].name + " held-out Acc@" + std::to_string(k);
-      s.color = static_cast<int>(r);
+      auto s = arm_series(runs, g, static_cast<int>(a),
+                          g.names[a] + " held-out Acc@" + std::to_string(k),
+                          [&](const run_data& r, std::size_t i) -> point_t {
+                            const auto& h = r.steps[i].heldout;
+                            if (!h)
+                              return std::nullopt;
+                            return std::make_pair(by_wall_clock ? r.elapsed_seconds[i] / 60.0
+                                                                : double(r.steps[i].step),
+                                                  k == 1 ? h->acc_at_1 : h->acc_at_3);
+                          });
       s.dash = k == 1 ? 0 : 2;
-      for (std::size_t i = 0; i < runs[r].steps.size(); ++i) {
-        const auto& h = runs[r].steps[i].heldout;
-        if (!h)
-          continue;
-        s.x.push_back(by_wall_clock ? runs[r].elapsed_seconds[i] / 60.0
-                                    : static_cast<double>(runs[r].steps[i].step));
-        s.y.push_back(k == 1 ? h->acc_at_1 : h->acc_at_3);
-      }
       c.lines.push_back(std::move(s));
     }
   return render_svg(c);
@@ -227,7 +194,7 @@ std::string page_head(const std::string& title, const std::string& extra_css) {
 
 namespace {
 
-std::string render_page(const std::vector<run_data>& runs, const grouping* g) {
+std::string render_page(const std::vector<run_data>& runs, const grouping& g, bool by_arm) {
   auto acc = [] {
     return std::vector<line_spec>{
       {"Acc@1", [](const step_row& s) { return s.acc_at_1; }, 0},
@@ -281,11 +248,11 @@ std::string render_page(const std::vector<run_data>& runs, const grouping* g) {
     charts.insert(charts.begin() + 2, heldout_chart(runs, g, true));
     charts.insert(charts.begin() + 2, heldout_chart(runs, g, false));
   }
-  std::string o = page_head(g ? "leap report, by arm" : "leap report") + "<p>";
+  std::string o = page_head(by_arm ? "leap report, by arm" : "leap report") + "<p>";
   for (std::size_t r = 0; r < runs.size(); ++r)
     o += (r ? ", " : "") + std::string("<code>") + escape_xml(runs[r].dir) + "</code>"
-         + (g ? " (" + escape_xml(g->names[static_cast<std::size_t>(g->of_run[r])]) + ")" : "");
-  if (g)
+         + (by_arm ? " (" + escape_xml(g.names[static_cast<std::size_t>(g.of_run[r])]) + ")" : "");
+  if (by_arm)
     o += ". Each arm (the runs' parent directory) is drawn as the mean of its runs, step by step, "
          "with its 95% Student t interval shaded (where two or more runs have the step)";
   o += ". Acc@k: the fraction of a step's ranked attempts solved within k turns (the training "
@@ -306,7 +273,14 @@ std::string render_page(const std::vector<run_data>& runs, const grouping* g) {
 
 } // namespace
 
-std::string render_report(const std::vector<run_data>& runs) { return render_page(runs, nullptr); }
+std::string render_report(const std::vector<run_data>& runs) {
+  grouping each_run;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    each_run.names.push_back(runs[r].name);
+    each_run.of_run.push_back(static_cast<int>(r));
+  }
+  return render_page(runs, each_run, false);
+}
 
 std::string arm_of(const std::string& run_dir) {
   auto p = std::filesystem::path(run_dir).lexically_normal();
@@ -325,7 +299,7 @@ std::string render_report_by_arm(const std::vector<run_data>& runs) {
     if (it == g.names.end())
       g.names.push_back(arm);
   }
-  return render_page(runs, &g);
+  return render_page(runs, g, true);
 }
 
 result<void> write_report(const std::vector<std::string>& run_dirs, const std::string& out_path,
