@@ -422,23 +422,32 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
     }
     return report::render_svg(c);
   };
-  // Per arm, mean over its seeds with a 95% band: the held-out evaluations during training
-  // against the training compile requests spent by then (does an arm reach the same held-out
-  // Acc@3 with fewer compiles?), and training Acc@1 by step.
-  auto by_arm = [&](const std::string& title, const std::string& x_label, const std::string& y_label,
-                    auto point) {
+  // Per arm, mean over its seeds with a 95% band: a chart of Acc (0..1) with a line for each arm
+  // whose seeds have points (`seeds_of(a)`: one list per seed).
+  using points = std::vector<std::pair<double, double>>;
+  auto arm_chart = [&](const std::string& title, const std::string& x_label,
+                       const std::string& y_label, auto seeds_of) {
     report::chart c;
     c.title = title;
     c.x_label = x_label;
     c.y_label = y_label;
     c.y_min = 0.0;
     c.y_max = 1.0;
-    for (std::size_t a = 0; a < s.arms.size(); ++a) {
-      std::vector<std::vector<std::pair<double, double>>> seeds;
+    for (std::size_t a = 0; a < s.arms.size(); ++a)
+      if (std::vector<points> seeds = seeds_of(a); !seeds.empty())
+        c.lines.push_back(report::mean_series(s.arms[a].label, static_cast<int>(a), seeds));
+    return c;
+  };
+  // Training curves per arm: the points `point` gives per step, with the training compile
+  // requests spent by then (does an arm reach the same held-out Acc@3 with fewer compiles?).
+  auto by_arm = [&](const std::string& title, const std::string& x_label, const std::string& y_label,
+                    auto point) {
+    return report::render_svg(arm_chart(title, x_label, y_label, [&](std::size_t a) {
+      std::vector<points> seeds;
       for (std::size_t r = 0; r < data.size(); ++r) {
         if (colour[r] != static_cast<int>(a))
           continue;
-        std::vector<std::pair<double, double>> pts;
+        points pts;
         long long spent = 0;
         for (auto& st : data[r].steps) {
           spent += st.compile_requests();
@@ -448,35 +457,26 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
         if (!pts.empty())
           seeds.push_back(std::move(pts));
       }
-      if (!seeds.empty())
-        c.lines.push_back(report::mean_series(s.arms[a].label, static_cast<int>(a), seeds));
-    }
-    return report::render_svg(c);
+      return seeds;
+    }));
   };
   // The final evaluation against the compile requests training spent: from the warm start (0
   // compiles, its own evaluation) to each arm's final checkpoint.
   auto final_chart = [&](const std::string& title, std::optional<double> run_result::*field) {
-    report::chart c;
-    c.title = title;
-    c.x_label = "compile requests spent in training";
-    c.y_label = "Acc@3";
-    c.y_min = 0.0;
-    c.y_max = 1.0;
-    for (std::size_t a = 0; a < s.arms.size(); ++a) {
-      std::vector<std::vector<std::pair<double, double>>> seeds;
+    auto c = arm_chart(title, "compile requests spent in training", "Acc@3", [&](std::size_t a) {
+      std::vector<points> seeds;
       for (auto& r : runs) {
         if (r.arm != s.arms[a].name || !(r.*field))
           continue;
-        std::vector<std::pair<double, double>> pts;
+        points pts;
         if (warm && warm->*field)
           pts.emplace_back(0.0, *(warm->*field));
         pts.emplace_back(double(r.compiles_turn1 + r.compiles_later), *(r.*field));
         seeds.push_back(std::move(pts));
       }
-      if (!seeds.empty())
-        c.lines.push_back(report::mean_series(s.arms[a].label, static_cast<int>(a), seeds));
-    }
-    return c.lines.empty() ? std::string() : report::render_svg(c);
+      return seeds;
+    });
+    return c.lines.empty() ? std::string() : report::render_svg(c); // no run has the set
   };
   using point_t = std::optional<std::pair<double, double>>;
   o += "<h2>Per arm: mean over seeds, shaded 95% interval</h2>\n<div class=\"charts\">\n";
