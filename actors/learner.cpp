@@ -22,6 +22,8 @@ struct learner_state {
   std::optional<batch_buffer> buffer;
   std::int64_t step = 0;
   bool failed = false; // a step failed: no further step
+  std::int64_t compile_requests = 0; // spent by the steps learned, earlier segments included
+  bool budget_spent = false;         // the compile budget is reached: no further step
 };
 
 // One learner step over the B groups of `groups`.
@@ -101,19 +103,24 @@ msg::learner_actor::behavior_type learner(learner_actor_ptr self,
   s.opts = std::move(opts);
   s.sink = std::move(sink);
   s.step = s.opts.start_step;
+  s.compile_requests = s.opts.compile_requests_before;
   s.buffer.emplace(s.opts.batch_groups, s.opts.order);
   return {
     [self](msg::scored_atom, msg::scored_group& g) {
       auto& st = self->state;
-      if (st.failed)
+      if (st.failed || st.budget_spent)
         return;
       st.buffer->push(std::move(g));
-      while (!st.failed) {
+      while (!st.failed && !st.budget_spent) {
         auto take = st.buffer->pop();
         if (!take)
           break;
         auto rep = learn(st, std::move(*take));
         if (rep.outcome != msg::step_outcome::failed) {
+          st.compile_requests += static_cast<std::int64_t>(rep.compiles) + rep.cache_hits;
+          if (st.opts.max_compile_requests > 0
+              && st.compile_requests >= st.opts.max_compile_requests)
+            st.budget_spent = rep.budget_spent = true;
           // A new policy version: every step is published (no-signal steps included, so
           // versions and steps stay equal). Without a sink no generator follows these weights
           // (stand-in generators).

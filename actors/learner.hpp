@@ -5,7 +5,10 @@
 // publishes the new policy version to the generators' weights sink and reports the step to its
 // subscriber (the trainer). A step whose optimizer step fails is reported as failed with the
 // reason (no new version, its tasks not marked done) and the learner takes no further step: the
-// trainer saves and ends the run. A detached actor: its optimizer steps block its own thread,
+// trainer saves and ends the run. With a compile budget (max_compile_requests) the step that
+// brings the run's compile requests to it is the last the learner takes: its report says so
+// (budget_spent) and batches that complete later are not learned, so an async run, whose next
+// step is usually already generated, stops exactly there. A detached actor: its optimizer steps block its own thread,
 // never CAF's scheduler. Spawned by the pipeline assembly.
 #pragma once
 
@@ -40,6 +43,11 @@ struct learner_options {
   // into place once that step's metrics line is written; the learner may run a step ahead).
   bool stage_by_step = false;
   std::string extra_json;          // saved with every checkpoint (a JSON object)
+  // train.max_compiles: the compile requests (compiles + build-cache hits, all turns) after which
+  // no further step is taken, counting compile_requests_before (earlier segments of a resumed
+  // run). 0 = no budget.
+  std::int64_t max_compile_requests = 0;
+  std::int64_t compile_requests_before = 0;
 };
 
 msg::learner_actor spawn_learner(caf::actor_system& sys, std::shared_ptr<policy::policy_model> model,

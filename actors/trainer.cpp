@@ -160,7 +160,8 @@ void bookkeep(trainer_ptr self, msg::step_report& r) {
     }
     return;
   }
-  bool last = s.step >= s.opts.steps;
+  // The learner takes no step after one that spent the compile budget.
+  bool last = s.step >= s.opts.steps || r.budget_spent;
   // Periodic checkpoints are the learner's (written before it reported the step); the last
   // step is saved here unless the learner just did.
   if (r.checkpoint != msg::checkpoint_state::not_due) {

@@ -195,6 +195,7 @@ struct step_report {
   std::vector<std::string> tasks;
   std::vector<std::int32_t> epochs, indices;
   std::vector<group_summary> group_details; // the step's groups, for groups.jsonl
+  bool budget_spent = false;     // the run's compile budget is reached: the learner's last step
 };
 
 inline const char* to_string(step_outcome o) {
@@ -316,7 +317,7 @@ typename Inspector::result_type inspect(Inspector& f, step_report& x) {
            x.attempts, x.compiles, x.cache_hits, x.cancelled, x.compiles_later_turns, x.dropped,
            x.unsupported, x.tokens, x.sequences, float_field(x.learn_seconds), float_field(x.max_lag), float_field(x.util_generate),
            float_field(x.util_compile), float_field(x.util_execute), enum_field(x.checkpoint), x.checkpoint_error, x.tasks, x.epochs,
-           x.indices, x.group_details);
+           x.indices, x.group_details, x.budget_spent);
 }
 
 } // namespace leap::msg

@@ -249,12 +249,14 @@ void register_train(registry& r) {
   s.key("max_minutes", &train_section::max_minutes,
         "Budget: stop after the step that brings the run's wall-clock (the sum of its steps' "
         "step_seconds, earlier segments of a resumed run included) to this many minutes; the "
-        "checkpoint is saved and leap train exits 0. 0 = no time budget.")
+        "checkpoint is saved and leap train exits 0 (in async mode a step the learner finished "
+        "while the stop was on its way is kept too). 0 = no time budget.")
       .at_least(0);
   s.key("max_compiles", &train_section::max_compiles,
         "Budget: stop after the step that brings the run's compile requests (every candidate "
         "sent to the compiler, build-cache hits included, earlier segments included) to this "
-        "count; as max_minutes. 0 = no compile budget.")
+        "count, exactly (the learner takes no further step, in async mode too); the checkpoint "
+        "is saved and leap train exits 0. 0 = no compile budget.")
       .at_least(0);
   s.key("max_lost_steps", &train_section::max_lost_steps,
         "Stop the run with an error (exit 1, checkpoint of the last step saved) after this many "

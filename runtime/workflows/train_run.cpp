@@ -303,6 +303,10 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
                 spent_seconds, spent_compiles, tc.max_minutes, tc.max_compiles);
     return exit_ok;
   }
+  // The compile budget is the learner's to keep: it takes no step past the one that reaches it,
+  // though in async mode the next step's groups are usually done by then.
+  td.learner.max_compile_requests = tc.max_compiles;
+  td.learner.compile_requests_before = spent_compiles;
   td.trainer.on_report = [&](const msg::step_report& r) {
     std::lock_guard<std::mutex> lk(out_mtx);
     if (r.outcome == msg::step_outcome::failed)
@@ -437,7 +441,9 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
                  infra_error.c_str(), ck_dir.c_str());
     return exit_failed;
   }
-  if (!budget_reached.empty() && end.end == actors::run_end::how::interrupted) {
+  // A spent compile budget ends the run as completed (the learner stopped itself), a spent time
+  // budget as interrupted (the stop came from here): either way the budget is what ended it.
+  if (!budget_reached.empty() && end.end != actors::run_end::how::failed) {
     std::printf("done: budget %s; checkpoint in %s (%.1f s); metrics in %s, charts in %s\n",
                 budget_reached.c_str(), ck_dir.c_str(), total, metrics_path.c_str(),
                 report_path.c_str());
