@@ -8,8 +8,8 @@
 // trainer saves and ends the run. With a compile budget (max_compile_requests) the step that
 // brings the run's compile requests to it is the last the learner takes: its report says so
 // (budget_spent) and batches that complete later are not learned, so an async run, whose next
-// step is usually already generated, stops exactly there. A detached actor: its optimizer steps block its own thread,
-// never CAF's scheduler. Spawned by the pipeline assembly.
+// step is usually already generated, stops exactly there. A detached actor: its optimizer steps
+// block its own thread, never CAF's scheduler. Spawned by the pipeline assembly.
 #pragma once
 
 #include "actors/batch_buffer.hpp"

@@ -3,9 +3,10 @@
 // versions learned + 1) * B; sync mode: one step's B groups at a time, then a flush), keeps the
 // step bookkeeping from the learner's reports (the learner writes the periodic checkpoints
 // before reporting a step), asks the learner for a checkpoint at the last step (the step count,
-// or the step whose report says the compile budget is spent) unless that step was just saved, on stop, and after a failed step (which ends the run with its error); each
-// report also carries the step's stage utilisation and pool retries. Its callbacks run on its own
-// actor thread. Spawned by the pipeline assembly.
+// or the step whose report says the compile budget is spent) unless that step was just saved, on
+// stop, and after a failed step (which ends the run with its error); each report also carries
+// the step's stage utilisation and pool retries. Its callbacks run on its own actor thread.
+// Spawned by the pipeline assembly.
 #pragma once
 
 #include "actors/task_progress.hpp"
