@@ -117,7 +117,7 @@ msg::learner_actor::behavior_type learner(learner_actor_ptr self,
           break;
         auto rep = learn(st, std::move(*take));
         if (rep.outcome != msg::step_outcome::failed) {
-          st.compile_requests += static_cast<std::int64_t>(rep.compiles) + rep.cache_hits;
+          st.compile_requests += rep.compile_requests();
           if (st.opts.max_compile_requests > 0
               && st.compile_requests >= st.opts.max_compile_requests)
             st.budget_spent = rep.budget_spent = true;

@@ -196,6 +196,10 @@ struct step_report {
   std::vector<std::int32_t> epochs, indices;
   std::vector<group_summary> group_details; // the step's groups, for groups.jsonl
   bool budget_spent = false;     // the run's compile budget is reached: the learner's last step
+
+  // Compile requests, all turns: every candidate sent to the compiler (build-cache hits
+  // included), what train.max_compiles counts.
+  std::int64_t compile_requests() const { return std::int64_t{compiles} + cache_hits; }
 };
 
 inline const char* to_string(step_outcome o) {

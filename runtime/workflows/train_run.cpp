@@ -361,7 +361,7 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
       std::printf("%s\n", heldout_line(*heldout).c_str());
     std::fflush(stdout);
     spent_seconds += step_s;
-    spent_compiles += static_cast<long long>(r.compiles) + r.cache_hits;
+    spent_compiles += r.compile_requests();
     lost_steps = r.attempts > 0 && r.dropped >= r.attempts ? lost_steps + 1 : 0;
     if (tc.max_lost_steps > 0 && lost_steps >= tc.max_lost_steps && infra_error.empty()) {
       infra_error = "step " + std::to_string(r.step) + " lost all " + std::to_string(r.attempts)
