@@ -378,12 +378,15 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
       if (tc.max_minutes > 0 && spent_seconds >= 60 * tc.max_minutes)
         std::snprintf(why, sizeof why, "train.max_minutes = %g reached (%.1f s of learner steps)",
                       tc.max_minutes, spent_seconds);
-      else if (tc.max_compiles > 0 && spent_compiles >= tc.max_compiles)
+      else if (r.budget_spent) // the learner's decision, on the same count as spent_compiles
         std::snprintf(why, sizeof why, "train.max_compiles = %d reached (%lld compile requests)",
                       tc.max_compiles, spent_compiles);
       if (*why) {
         budget_reached = std::string(why) + " at step " + std::to_string(r.step);
-        g_stop.store(true);
+        // A spent compile budget needs no stop: the learner takes no further step and the
+        // trainer ends the run with this one.
+        if (!r.budget_spent)
+          g_stop.store(true);
       }
     }
   };
