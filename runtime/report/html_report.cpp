@@ -35,21 +35,11 @@ struct grouping {
   std::vector<int> of_run;        // the arm of each run
 };
 
-// The lines of one arm: for each of its runs, the points (x, y) that `point` gives per step.
+// The line of one arm: the mean of its runs' points (`point`, see arm_points) with a 95% band.
 template <class Point>
 series arm_series(const std::vector<run_data>& runs, const grouping& g, int arm,
                   const std::string& label, Point point) {
-  std::vector<std::vector<std::pair<double, double>>> per_run;
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    if (g.of_run[r] != arm)
-      continue;
-    std::vector<std::pair<double, double>> pts;
-    for (std::size_t i = 0; i < runs[r].steps.size(); ++i)
-      if (auto p = point(runs[r], i))
-        pts.push_back(*p);
-    per_run.push_back(std::move(pts));
-  }
-  return mean_series(label, arm, per_run);
+  return mean_series(label, arm, arm_points(runs, g.of_run, arm, point));
 }
 
 using point_t = std::optional<std::pair<double, double>>;

@@ -135,11 +135,14 @@ result<run_data> load_run(const std::string& dir) {
     run.steps.push_back(*row);
   }
   double wall = 0, elapsed = 0;
+  long long spent = 0;
   for (auto& s : run.steps) {
     wall += s.step_seconds;
     elapsed += s.step_seconds + (s.heldout ? s.heldout->seconds : 0);
+    spent += s.compile_requests();
     run.wall_seconds.push_back(wall);
     run.elapsed_seconds.push_back(elapsed);
+    run.compile_requests_spent.push_back(spent);
   }
   // The checkpoint's record of what the run trained on (optional: an early-killed run has none).
   if (auto st = read_file((fs::path(dir) / "checkpoint" / "trainer_state.json").string())) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace leap::report {
@@ -66,6 +67,9 @@ struct run_data {
   // per step: wall_seconds plus the held-out evaluations' seconds up to and including it (the
   // run's elapsed time at the end of the step's row)
   std::vector<double> elapsed_seconds;
+  // per step: compile requests (all turns, cache hits included) up to and including it, what
+  // train.max_compiles counts
+  std::vector<long long> compile_requests_spent;
   std::vector<std::string> tasks;     // from checkpoint/trainer_state.json, when present
   std::string task_suite;             // its task-suite hash, when recorded
   std::string warning;                // e.g. a torn last line that was skipped
@@ -74,6 +78,28 @@ struct run_data {
 // Reads RUN_DIR/metrics.jsonl. A torn last line (a killed writer) is skipped with a warning; any
 // other bad line is an error naming the file, line and field.
 result<run_data> load_run(const std::string& dir);
+
+// The points of one arm's runs, for mean_series: for every run r with arm_of_run[r] == arm, the
+// points (x, y) that point(runs[r], i) gives for its steps i in order (a
+// std::optional<std::pair<double, double>>; none = no point at that step). Runs without any point
+// are left out.
+template <class Point>
+std::vector<std::vector<std::pair<double, double>>>
+arm_points(const std::vector<run_data>& runs, const std::vector<int>& arm_of_run, int arm,
+           Point point) {
+  std::vector<std::vector<std::pair<double, double>>> out;
+  for (std::size_t r = 0; r < runs.size() && r < arm_of_run.size(); ++r) {
+    if (arm_of_run[r] != arm)
+      continue;
+    std::vector<std::pair<double, double>> pts;
+    for (std::size_t i = 0; i < runs[r].steps.size(); ++i)
+      if (auto p = point(runs[r], i))
+        pts.push_back(*p);
+    if (!pts.empty())
+      out.push_back(std::move(pts));
+  }
+  return out;
+}
 
 // Mean of `f` over the last `n` steps (fewer when the run is shorter); nullopt for no steps.
 template <class F>

@@ -401,7 +401,7 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
     data.push_back(std::move(*d));
   }
   auto curve = [&](const std::string& title, const std::string& y_label, bool wall,
-                   double (*f)(const report::step_row&, long long&), std::optional<double> y_max) {
+                   double (*f)(const report::run_data&, std::size_t), std::optional<double> y_max) {
     report::chart c;
     c.title = title;
     c.x_label = wall ? "wall-clock (minutes)" : "learner step";
@@ -413,10 +413,9 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
       sr.label = data[r].name;
       sr.color = colour[r];
       sr.dash = dash[r];
-      long long acc = 0;
       for (std::size_t i = 0; i < data[r].steps.size(); ++i) {
         sr.x.push_back(wall ? data[r].wall_seconds[i] / 60.0 : double(data[r].steps[i].step));
-        sr.y.push_back(f(data[r].steps[i], acc));
+        sr.y.push_back(f(data[r], i));
       }
       c.lines.push_back(std::move(sr));
     }
@@ -443,21 +442,10 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
   auto by_arm = [&](const std::string& title, const std::string& x_label, const std::string& y_label,
                     auto point) {
     return report::render_svg(arm_chart(title, x_label, y_label, [&](std::size_t a) {
-      std::vector<points> seeds;
-      for (std::size_t r = 0; r < data.size(); ++r) {
-        if (colour[r] != static_cast<int>(a))
-          continue;
-        points pts;
-        long long spent = 0;
-        for (auto& st : data[r].steps) {
-          spent += st.compile_requests();
-          if (auto p = point(st, spent))
-            pts.push_back(*p);
-        }
-        if (!pts.empty())
-          seeds.push_back(std::move(pts));
-      }
-      return seeds;
+      return report::arm_points(data, colour, static_cast<int>(a),
+                                [&](const report::run_data& d, std::size_t i) {
+                                  return point(d.steps[i], d.compile_requests_spent[i]);
+                                });
     }));
   };
   // The final evaluation against the compile requests training spent: from the warm start (0
@@ -504,17 +492,17 @@ std::string render_html(const spec& s, const std::vector<arm_summary>& sums,
   o += "</div>\n<h2>Every run (colour: arm, dash: seed)</h2>\n";
   o += "<div class=\"charts\">\n";
   o += curve("Training Acc@1 by wall-clock", "pass rate", true,
-             [](const report::step_row& r, long long&) { return r.acc_at_1; }, 1.0);
+             [](const report::run_data& d, std::size_t i) { return d.steps[i].acc_at_1; }, 1.0);
   o += curve("Training Acc@3 by wall-clock", "pass rate", true,
-             [](const report::step_row& r, long long&) { return r.acc_at_3; }, 1.0);
+             [](const report::run_data& d, std::size_t i) { return d.steps[i].acc_at_3; }, 1.0);
   o += curve("Compile requests, cumulative", "requests", true,
-             [](const report::step_row& r, long long& acc) {
-               acc += r.compile_requests();
-               return double(acc);
+             [](const report::run_data& d, std::size_t i) {
+               return double(d.compile_requests_spent[i]);
              },
              std::nullopt);
   o += curve("Activated groups (DCP)", "fraction of groups", false,
-             [](const report::step_row& r, long long&) { return r.activated_groups; }, 1.0);
+             [](const report::run_data& d, std::size_t i) { return d.steps[i].activated_groups; },
+             1.0);
   o += "</div>\n</body>\n</html>\n";
   return o;
 }

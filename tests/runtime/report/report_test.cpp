@@ -11,6 +11,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 using namespace leap;
 using namespace leap::report;
@@ -131,6 +134,7 @@ TEST(ReportRuns, ReaderNamesFileLineAndFieldAndSkipsATornLastLine) {
   EXPECT_EQ(r->wall_seconds, (std::vector<double>{10, 30}));
   // 10 real compiles + 6 hits = 16 requests, 4 of them in later turns.
   EXPECT_EQ(r->steps[0].compile_requests_turn1(), 12);
+  EXPECT_EQ(r->compile_requests_spent, (std::vector<long long>{16, 32}));
   EXPECT_NE(r->warning.find("metrics.jsonl:3: skipped a torn last line"), std::string::npos);
   auto bad = t.add("bad", line(1, 0.25, "null", 10) + "not json\n" + line(3, 0.5, "null", 10));
   r = load_run(bad);
@@ -144,6 +148,33 @@ TEST(ReportRuns, ReaderNamesFileLineAndFieldAndSkipsATornLastLine) {
   r = load_run(t.root + "/missing");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("not a leap train run directory"), std::string::npos);
+}
+
+TEST(ReportRuns, ArmPointsTakeTheArmsRunsThatHavePoints) {
+  // Three runs, arms 0, 1, 0; the point at step i is (compile requests spent, Acc@1), or none
+  // where Acc@1 is below 0.3.
+  temp_runs t;
+  std::vector<run_data> runs;
+  for (auto [name, a, b] : {std::tuple{"a", 0.25, 0.5}, std::tuple{"b", 0.75, 0.75},
+                            std::tuple{"c", 0.1, 0.2}}) {
+    auto r = load_run(t.add(name, line(1, a, "null", 10) + line(2, b, "null", 10)));
+    ASSERT_TRUE(r.ok()) << r.message();
+    runs.push_back(*r);
+  }
+  auto point = [](const run_data& r, std::size_t i) -> std::optional<std::pair<double, double>> {
+    if (r.steps[i].acc_at_1 < 0.3)
+      return std::nullopt;
+    return std::make_pair(double(r.compile_requests_spent[i]), r.steps[i].acc_at_1);
+  };
+  const std::vector<int> arm_of_run{0, 1, 0};
+  // Arm 0: run a keeps its second step only; run c has no point and is left out.
+  auto arm0 = arm_points(runs, arm_of_run, 0, point);
+  ASSERT_EQ(arm0.size(), 1u);
+  EXPECT_EQ(arm0[0], (std::vector<std::pair<double, double>>{{32.0, 0.5}}));
+  auto arm1 = arm_points(runs, arm_of_run, 1, point);
+  ASSERT_EQ(arm1.size(), 1u);
+  EXPECT_EQ(arm1[0], (std::vector<std::pair<double, double>>{{16.0, 0.75}, {32.0, 0.75}}));
+  EXPECT_TRUE(arm_points(runs, arm_of_run, 2, point).empty());
 }
 
 TEST(ReportPage, TwoRunsInOneSelfContainedPage) {
