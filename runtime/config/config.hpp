@@ -142,6 +142,7 @@ struct sft_section {
   // With tasks empty: true = every bundled train task joins the corpus, false = none (a
   // curriculum stage of generated tasks only).
   bool bundled_tasks = true;
+  double bundled_weight = 1.0; // weight factor of a bundled task's examples (turn-1 and repair)
   // Generated train tasks (env/taskgen, environment.generated_seed) added to the corpus: the first
   // N of the generated suite, each its verified reference plus generic bugs; 0 = none.
   int generated_tasks = 0;

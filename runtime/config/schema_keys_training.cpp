@@ -135,6 +135,12 @@ void register_sft(registry& r) {
   s.key("bundled_tasks", &sft_section::bundled_tasks,
         "With sft.tasks empty: true = every bundled train task joins the corpus; false = none, so "
         "the corpus is sft.generated_tasks alone (a curriculum stage of one generated family).");
+  s.key("bundled_weight", &sft_section::bundled_weight,
+        "Weight factor of each example (turn-1 or repair) of a bundled task (tasks/, written by "
+        "hand) in a corpus that also holds generated tasks: SFT draws examples by weight, so 47 "
+        "bundled tasks beside thousands of generated ones are otherwise seen less than once a "
+        "stage. 1 = as a generated example.")
+      .at_least(0.0);
   s.key("generated_tasks", &sft_section::generated_tasks,
         "Generated train tasks (`gen_<family>_t<n>`, env/taskgen, under "
         "environment.generated_seed) added to the corpus besides sft.tasks (or, when sft.tasks is "

@@ -12,6 +12,7 @@
 #include "runtime/pipeline/policy_io.hpp"
 #include "runtime/workflows/corpus_labels.hpp"
 #include "runtime/workflows/sample_failures.hpp"
+#include "runtime/workflows/sft_weights.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -92,29 +93,6 @@ result<std::vector<env::task_spec>> generated_train_specs(const config::leap_con
   }
   return specs;
 }
-
-// sft.generated_family_weights as a lookup: the weight factor of a corpus task's examples (1 for
-// bundled tasks and unlisted families). The entries were checked when the config was loaded.
-class family_weights {
-public:
-  explicit family_weights(const std::vector<std::string>& entries) {
-    for (const auto& e : entries)
-      if (auto fw = config::parse_family_weight(e))
-        by_tag_[fw->family] = fw->weight;
-  }
-  double of(const std::string& task) const {
-    if (by_tag_.empty())
-      return 1.0;
-    auto f = taskgen::family_of(task); // bundled tasks have none
-    if (!f)
-      return 1.0;
-    auto it = by_tag_.find(taskgen::tag(*f));
-    return it == by_tag_.end() ? 1.0 : it->second;
-  }
-
-private:
-  std::map<std::string, double> by_tag_;
-};
 
 struct model_start {
   policy::tokenizer tok;
@@ -289,11 +267,11 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
   sum.vocab_size = tok.vocab_size();
   // 3. Examples.
   std::vector<policy::sft_example> examples;
-  const family_weights by_family(cfg.sft.generated_family_weights);
+  const sft_task_weights by_task(cfg.sft);
   for (auto& t : *texts) {
     auto p = encode_pair(tok, t);
     double w = (t.repair ? cfg.sft.repair_weight : 1.0)
-               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight) * by_family.of(t.task);
+               * (t.alternative == 0 ? 1.0 : cfg.sft.alt_solution_weight) * by_task.of(t.task);
     examples.push_back({p.prompt, p.completion, w});
     (t.repair ? sum.repair_examples : sum.turn1_examples)++;
   }
@@ -374,7 +352,7 @@ result<pretrain_summary> pretrain(services& svc, const std::string& out_dir, boo
     auto dialogues = self_repair_texts(sampled->failures, *texts, *svc.tasks);
     for (const auto& t : dialogues) {
       auto p = encode_pair(tok, t);
-      examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight * by_family.of(t.task)});
+      examples.push_back({p.prompt, p.completion, cfg.sft.self_repair_weight * by_task.of(t.task)});
     }
     sum.self_repair_samples = sampled->samples;
     sum.self_repair_passed = sampled->passed;

@@ -94,7 +94,7 @@ TEST(Config, RegistryListsEverySectionAndKeyInOrder) {
       "policy.tie_embeddings", "policy.chat_format", "sft.minutes", "sft.max_steps", "sft.batch_sequences", "sft.lr",
       "sft.min_lr_ratio", "sft.warmup_steps", "sft.weight_decay", "sft.grad_clip", "sft.seed",
       "sft.corpus_seed", "sft.bugs_per_kind", "sft.solutions_per_task", "sft.bug_kinds", "sft.repair_format", "sft.repair_weight", "sft.alt_solution_weight",
-      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.self_repair_tasks", "sft.tasks", "sft.bundled_tasks", "sft.generated_tasks", "sft.generated_families", "sft.generated_first", "sft.generated_paraphrases", "sft.generated_written", "sft.generated_notation", "sft.generated_family_weights", "sft.generated_bugs_per_kind", "sft.generated_bug_tasks", "sft.generated_labels", "sft.init_checkpoint",
+      "sft.self_repair_steps", "sft.self_repair_samples", "sft.self_repair_weight", "sft.self_repair_tasks", "sft.tasks", "sft.bundled_tasks", "sft.bundled_weight", "sft.generated_tasks", "sft.generated_families", "sft.generated_first", "sft.generated_paraphrases", "sft.generated_written", "sft.generated_notation", "sft.generated_family_weights", "sft.generated_bugs_per_kind", "sft.generated_bug_tasks", "sft.generated_labels", "sft.init_checkpoint",
       "eval.group_size", "eval.max_turns",
       "eval.temperature", "eval.top_p", "eval.max_new_tokens", "eval.seed", "eval.split", "eval.tasks",
       "train.steps", "train.max_minutes", "train.max_compiles", "train.max_lost_steps", "train.batch_groups", "train.group_size", "train.max_turns", "train.mode",
