@@ -270,9 +270,11 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
   if (resume && fs::exists(metrics_path)) {
     // metrics.jsonl was truncated to the checkpoint's step above; `leap report`'s reader reads it.
     if (auto earlier = report::load_run(out_dir)) {
+      if (!earlier->steps.empty()) { // the reader's running totals, at the last earlier step
+        spent_seconds = earlier->wall_seconds.back();
+        spent_compiles = earlier->compile_requests_spent.back();
+      }
       for (const auto& row : earlier->steps) {
-        spent_seconds += row.step_seconds;
-        spent_compiles += row.compile_requests();
         if (row.heldout) {
           ++heldout_runs;
           heldout_compiles += row.heldout->compile_requests();
