@@ -35,6 +35,9 @@ struct heldout_figures {
   long long cache_hits = 0;     // its compile requests answered by its build cache
   double seconds = 0;           // wall-clock of the evaluation
   std::vector<heldout_set_figures> sets;
+
+  // Its compile requests (build-cache hits included), counted apart from training's.
+  long long compile_requests() const { return compiles + cache_hits; }
 };
 
 // The sampled held-out tasks, set by set (sorted by set name, then the draw's order): the same for

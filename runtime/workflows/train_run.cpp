@@ -335,7 +335,7 @@ int run_training(services& svc, const std::string& out_dir, bool resume) {
       if (h) {
         heldout = std::move(*h);
         ++heldout_runs;
-        heldout_compiles += heldout->compiles + heldout->cache_hits;
+        heldout_compiles += heldout->compile_requests();
         heldout_seconds += heldout->seconds;
         heldout_last = heldout_line(*heldout);
       } else {
